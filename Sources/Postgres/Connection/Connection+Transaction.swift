@@ -1,0 +1,49 @@
+import CLibPQ
+
+extension Connection {
+    /// Runs `body` between `BEGIN` and `COMMIT`.
+    ///
+    /// When `body` throws, the transaction is rolled back and the body's error is rethrown unchanged; if the
+    /// `ROLLBACK` itself fails, the connection is marked broken (so a pool drops it). A `COMMIT` that the
+    /// server turns into a rollback (a statement failed and the body caught its error) throws `.client`.
+    /// Refuses to nest (`PQtransactionStatus` must be idle): use `savepoint(_:)` inside a transaction.
+    public func transaction<T>(_ body: (Connection) throws -> T) throws -> T {
+        let handle = try usableHandle()
+        guard PQtransactionStatus(handle) == PQTRANS_IDLE else {
+            throw PostgresError.client("a transaction is already open on this connection; use savepoint(_:) to nest")
+        }
+        try executeScript(unsafeSQL: "BEGIN")
+        let value: T
+        do {
+            value = try body(self)
+        } catch {
+            do { try executeScript(unsafeSQL: "ROLLBACK") } catch { markedBroken = true }
+            throw error
+        }
+        if try query("COMMIT").commandTag == "ROLLBACK" {
+            throw PostgresError.client(
+                "COMMIT rolled the transaction back: a statement inside it failed and its error was caught")
+        }
+        return value
+    }
+
+    /// Runs `body` inside `SAVEPOINT` … `RELEASE SAVEPOINT`; nests. When `body` throws, the work since the
+    /// savepoint is undone (`ROLLBACK TO SAVEPOINT`), the enclosing transaction continues, and the body's
+    /// error is rethrown unchanged. Must run inside `transaction(_:)` (or an explicit `BEGIN`).
+    public func savepoint<T>(_ body: (Connection) throws -> T) throws -> T {
+        savepointDepth += 1
+        defer { savepointDepth -= 1 }
+        let name = "swift_savepoint_\(savepointDepth)"
+        try executeScript(unsafeSQL: "SAVEPOINT \(name)")
+        let value: T
+        do {
+            value = try body(self)
+        } catch {
+            // If this fails the transaction stays aborted; the enclosing transaction's ROLLBACK cleans up.
+            try? executeScript(unsafeSQL: "ROLLBACK TO SAVEPOINT \(name); RELEASE SAVEPOINT \(name)")
+            throw error
+        }
+        try executeScript(unsafeSQL: "RELEASE SAVEPOINT \(name)")
+        return value
+    }
+}

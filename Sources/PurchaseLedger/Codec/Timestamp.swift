@@ -1,0 +1,99 @@
+import Foundation
+
+/// An instant in UTC with microsecond precision, as PostgreSQL's `timestamptz` holds it.
+///
+/// The text forms (``parseISO8601(_:)``, ``iso8601Milliseconds``,
+/// ``postgresText``, ``parsePostgres(_:)``) cover the years 0001 to 9999;
+/// the calendar arithmetic is done by hand (proleptic Gregorian, Howard
+/// Hinnant's `days_from_civil` and `civil_from_days`), without `Calendar` or
+/// `DateFormatter`, so results never depend on the machine's locale or zone.
+public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible {
+    /// Microseconds since 1970-01-01T00:00:00Z; negative before it.
+    public var microseconds: Int64
+
+    /// The instant `microseconds` after the Unix epoch.
+    public init(microseconds: Int64) {
+        self.microseconds = microseconds
+    }
+
+    /// The instant `epochMilliseconds` after the Unix epoch.
+    ///
+    /// Traps when the value does not fit in microseconds (about ±292,000
+    /// years); use ``init(checkedEpochMilliseconds:)`` for untrusted input.
+    public init(epochMilliseconds: Int64) {
+        self.microseconds = epochMilliseconds * 1000
+    }
+
+    /// The instant `epochMilliseconds` after the Unix epoch, or `nil` when it
+    /// lies outside ``supportedRange`` (years 0001 to 9999). Never traps.
+    public init?(checkedEpochMilliseconds epochMilliseconds: Int64) {
+        let (micros, overflow) = epochMilliseconds.multipliedReportingOverflow(by: 1000)
+        guard !overflow else { return nil }
+        let timestamp = Timestamp(microseconds: micros)
+        guard Self.supportedRange.contains(timestamp) else { return nil }
+        self = timestamp
+    }
+
+    /// The instant of `date`, rounded to the nearest microsecond.
+    public init(_ date: Date) {
+        // Work from the reference date (2001), where a Double has the most
+        // precision left for the fraction; clamp so the conversion cannot trap.
+        let fromReference = (date.timeIntervalSinceReferenceDate * 1_000_000).rounded()
+        let limit = 9.0e18
+        let clamped = fromReference.isNaN ? 0 : Swift.min(Swift.max(fromReference, -limit), limit)
+        self.microseconds = Int64(clamped) + Self.referenceDateMicroseconds
+    }
+
+    /// The same instant as a Foundation `Date`.
+    ///
+    /// A `Date` is a `Double` of seconds since 2001, so it keeps every
+    /// microsecond only within about 136 years of 2001 (1865 to 2137);
+    /// further out, `Timestamp(t.date)` may differ from `t` by some microseconds.
+    public var date: Date {
+        Date(timeIntervalSinceReferenceDate: Double(microseconds - Self.referenceDateMicroseconds) / 1_000_000)
+    }
+
+    /// Milliseconds since the Unix epoch, rounded toward the past.
+    public var epochMilliseconds: Int64 {
+        Self.floorDivide(microseconds, 1000).quotient
+    }
+
+    /// The current instant, from the system clock.
+    public static var now: Timestamp {
+        Timestamp(Date())
+    }
+
+    /// The instants the text forms handle: 0001-01-01T00:00:00Z through
+    /// 9999-12-31T23:59:59.999999Z.
+    public static let supportedRange: ClosedRange<Timestamp> =
+        Timestamp(microseconds: -62_135_596_800_000_000)...Timestamp(microseconds: 253_402_300_799_999_999)
+
+    /// Orders instants from past to future.
+    public static func < (lhs: Timestamp, rhs: Timestamp) -> Bool {
+        lhs.microseconds < rhs.microseconds
+    }
+
+    /// ISO-8601 in UTC with all six fractional digits: `2026-01-01T00:00:00.123456Z`.
+    public var description: String {
+        format(dateTimeSeparator: UInt8(ascii: "T"), fractionDigits: 6, zone: "Z")
+    }
+
+    // MARK: Arithmetic shared by the text forms
+
+    static let microsecondsPerSecond: Int64 = 1_000_000
+    static let microsecondsPerDay: Int64 = 86_400 * microsecondsPerSecond
+
+    /// 2001-01-01T00:00:00Z, Foundation's reference date, in Unix microseconds.
+    static let referenceDateMicroseconds: Int64 = 978_307_200 * microsecondsPerSecond
+
+    /// Division rounding toward negative infinity, with a remainder in `0..<divisor`.
+    static func floorDivide(_ value: Int64, _ divisor: Int64) -> (quotient: Int64, remainder: Int64) {
+        var quotient = value / divisor
+        var remainder = value % divisor
+        if remainder < 0 {
+            quotient -= 1
+            remainder += divisor
+        }
+        return (quotient, remainder)
+    }
+}

@@ -1,0 +1,150 @@
+import Foundation
+
+/// Reads the fields of one JSON command, under their contract names or the SDKs' aliases, and
+/// turns every problem into a `LedgerError` that names the field.
+struct FieldReader {
+    let object: JSONObject
+    /// Prefix for field names in messages, e.g. `purchases[2].`.
+    let path: String
+
+    init(_ object: JSONObject, path: String = "") {
+        self.object = object
+        self.path = path
+    }
+
+    /// The first of `names` that is present and not null, with the name it was found under.
+    func value(_ names: [String]) -> (name: String, value: JSONValue)? {
+        for name in names {
+            if let value = object[name], !value.isNull { return (name, value) }
+        }
+        return nil
+    }
+
+    func field(_ name: String) -> String { path + name }
+
+    func invalid(_ name: String, _ problem: String) -> LedgerError {
+        LedgerError.invalid(field(name), problem)
+    }
+
+    func optionalString(_ names: String..., maxLength: Int, maxBytes: Int? = nil) throws(LedgerError) -> String? {
+        guard let (name, value) = value(names) else { return nil }
+        guard case .string(let text) = value else {
+            throw invalid(name, "expected a string, got \(value.typeName)")
+        }
+        if let maxBytes, text.utf8.count > maxBytes {
+            throw invalid(name, "longer than \(maxBytes) bytes of UTF-8")
+        }
+        let length = text.unicodeScalars.count
+        guard length >= 1 else { throw invalid(name, "must not be empty") }
+        guard length <= maxLength else { throw invalid(name, "longer than \(maxLength) characters") }
+        return text
+    }
+
+    func string(_ names: String..., maxLength: Int) throws(LedgerError) -> String {
+        guard let (name, value) = value(names) else { throw invalid(names[0], "missing") }
+        guard case .string(let text) = value else {
+            throw invalid(name, "expected a string, got \(value.typeName)")
+        }
+        let length = text.unicodeScalars.count
+        guard length >= 1 else { throw invalid(name, "must not be empty") }
+        guard length <= maxLength else { throw invalid(name, "longer than \(maxLength) characters") }
+        guard !text.unicodeScalars.contains("\u{0}") else { throw invalid(name, "contains U+0000") }
+        return text
+    }
+
+    /// A string that may hold any Unicode, U+0000 included (a payload).
+    func rawString(_ name: String, maxBytes: Int) throws(LedgerError) -> String? {
+        guard let (name, value) = value([name]) else { return nil }
+        guard case .string(let text) = value else {
+            throw invalid(name, "expected a string, got \(value.typeName)")
+        }
+        guard text.utf8.count <= maxBytes else { throw invalid(name, "longer than \(maxBytes) bytes of UTF-8") }
+        return text
+    }
+
+    func bool(_ names: String...) throws(LedgerError) -> Bool {
+        guard let (name, value) = value(names) else { return false }
+        guard case .bool(let flag) = value else {
+            throw invalid(name, "expected true or false, got \(value.typeName)")
+        }
+        return flag
+    }
+
+    func int64(_ names: String...) throws(LedgerError) -> Int64? {
+        guard let (name, value) = value(names) else { return nil }
+        guard case .number(let literal) = value, let number = Int64(literal) else {
+            throw invalid(name, "expected an integer, got \(value.typeName == "number" ? "a number out of range" : value.typeName)")
+        }
+        return number
+    }
+
+    func store(_ name: String = "storeCode") throws(LedgerError) -> StoreCode {
+        let text = try string(name, maxLength: 16)
+        guard let store = StoreCode(rawValue: text) else {
+            throw LedgerError(.unknownStore, "\(field(name)): unknown store \"\(text)\" (expected AS or GG)")
+        }
+        return store
+    }
+
+    func productType() throws(LedgerError) -> ProductType {
+        guard let (name, value) = value(["productType"]) else { throw invalid("productType", "missing") }
+        switch value {
+        case .string(let text):
+            if let type = ProductType(rawValue: text) { return type }
+            if let number = Int(text), let type = ProductType(toastNumber: number) { return type }
+            throw LedgerError(.unknownProductType,
+                              "\(field(name)): unknown product type \"\(text)\" (expected CONSUMABLE, AUTO_RENEWABLE or CONSUMABLE_AUTO_RENEWABLE)")
+        case .number(let literal):
+            if let number = Int(literal), let type = ProductType(toastNumber: number) { return type }
+            throw LedgerError(.unknownProductType, "\(field(name)): unknown product type \(literal) (expected 1, 2 or 3)")
+        default:
+            throw invalid(name, "expected a string, got \(value.typeName)")
+        }
+    }
+
+    func price() throws(LedgerError) -> Price {
+        guard let (name, value) = value(["price"]) else { throw invalid("price", "missing") }
+        let literal: String
+        switch value {
+        case .string(let text): literal = text
+        case .number(let text): literal = text
+        default: throw invalid(name, "expected a decimal string or number, got \(value.typeName)")
+        }
+        guard let price = Price(literal) else {
+            if literal.hasPrefix("-"), Price(String(literal.dropFirst())) != nil {
+                throw invalid(name, "must not be negative, got \(literal)")
+            }
+            throw invalid(name, "expected a decimal such as \"0.99\", got \"\(literal.prefix(40))\"")
+        }
+        return price
+    }
+
+    func currency() throws(LedgerError) -> String {
+        let text = try string("currency", maxLength: 3)
+        guard text.utf8.count == 3, text.utf8.allSatisfy({ $0 >= 65 && $0 <= 90 }) else {
+            throw invalid("currency", "expected three upper-case letters such as USD, got \"\(text)\"")
+        }
+        return text
+    }
+
+    /// An instant: ISO-8601 with a zone, or an integer of epoch milliseconds. `zeroIsAbsent`
+    /// reads 0 as no value (the SDKs send 0 for "no expiry").
+    func time(_ name: String, zeroIsAbsent: Bool = false) throws(LedgerError) -> Date? {
+        guard let (name, value) = value([name]) else { return nil }
+        switch value {
+        case .string(let text):
+            guard let stamp = Timestamp.parseISO8601(text) else {
+                throw invalid(name, "expected an ISO-8601 time with a zone, such as 2026-01-01T00:00:00Z, got \"\(text.prefix(40))\"")
+            }
+            return stamp.date
+        case .number(let literal):
+            guard let millis = Int64(literal), abs(millis) < 253_402_300_800_000 else {
+                throw invalid(name, "expected integer epoch milliseconds, got \(literal.prefix(40))")
+            }
+            if millis == 0 && zeroIsAbsent { return nil }
+            return Timestamp(epochMilliseconds: millis).date
+        default:
+            throw invalid(name, "expected an ISO-8601 string or epoch milliseconds, got \(value.typeName)")
+        }
+    }
+}

@@ -1,0 +1,139 @@
+import Foundation
+
+extension LedgerCommand {
+    /// Limits from CONTRACT.md §2.1.
+    enum Limits {
+        static let userId = 128
+        static let productId = 255
+        static let paymentSeq = 128
+        static let purchaseToken = 4096
+        static let transactionId = 255
+        static let payloadBytes = 65_536
+        static let reason = 1024
+    }
+
+    /// Decodes one NDJSON line: a JSON object with a `type`.
+    public init(line: some Collection<UInt8>) throws(LedgerError) {
+        let value: JSONValue
+        do {
+            value = try JSONParser.parse(Array(line))
+        } catch {
+            throw LedgerError(.invalidInput, "malformed JSON: \(error)")
+        }
+        try self.init(json: value)
+    }
+
+    /// Decodes one command from JSON, accepting the TOAST and Gamebase field names.
+    public init(json: JSONValue) throws(LedgerError) {
+        guard case .object(let object) = json else {
+            throw LedgerError(.invalidInput, "expected a JSON object, got \(json.typeName)")
+        }
+        let fields = FieldReader(object)
+        let type = try fields.string("type", maxLength: 32)
+        switch type {
+        case "purchase", "renewal":
+            let kind: PaymentKind = type == "renewal" ? .renewal : .purchase
+            let payment = try Payment(fields: fields, kind: kind)
+            self = .record(payment, kind: kind)
+        case "consume":
+            self = .consume(
+                paymentSeq: try fields.string("paymentSeq", maxLength: Limits.paymentSeq),
+                userId: try fields.string("userId", "userID", maxLength: Limits.userId),
+                purchaseToken: try fields.string("purchaseToken", "accessToken", maxLength: Limits.purchaseToken),
+                time: try fields.time("time"))
+        case "refund":
+            self = .refund(
+                paymentSeq: try fields.string("paymentSeq", maxLength: Limits.paymentSeq),
+                time: try fields.time("time"),
+                reason: try fields.optionalString("reason", maxLength: Limits.reason))
+        case "cancel":
+            self = .cancel(
+                storeCode: try fields.store(),
+                originalTransactionId: try fields.string(
+                    "originalTransactionId", "originalPaymentId", "originalTransactionIdentifier",
+                    maxLength: Limits.transactionId),
+                time: try fields.time("time"))
+        case "restore":
+            self = try LedgerCommand.restore(fields)
+        default:
+            throw fields.invalid("type", "unknown command \"\(type.prefix(40))\" (expected purchase, renewal, consume, restore, refund or cancel)")
+        }
+    }
+
+    private static func restore(_ fields: FieldReader) throws(LedgerError) -> LedgerCommand {
+        let userId = try fields.string("userId", "userID", maxLength: Limits.userId)
+        let store = try fields.store()
+        let time = try fields.time("time")
+        guard let (name, list) = fields.value(["purchases"]) else { throw fields.invalid("purchases", "missing") }
+        guard case .array(let items) = list else {
+            throw fields.invalid(name, "expected an array, got \(list.typeName)")
+        }
+        var purchases: [Payment] = []
+        purchases.reserveCapacity(items.count)
+        for (index, item) in items.enumerated() {
+            let path = "purchases[\(index)]"
+            guard case .object(var object) = item else {
+                throw LedgerError.invalid(path, "expected an object, got \(item.typeName)")
+            }
+            let itemFields = FieldReader(object, path: path + ".")
+            if let given = try itemFields.optionalString("userId", "userID", maxLength: Limits.userId), given != userId {
+                throw itemFields.invalid("userId", "must equal the restore's userId")
+            }
+            if itemFields.value(["storeCode"]) != nil, try itemFields.store() != store {
+                throw itemFields.invalid("storeCode", "must equal the restore's storeCode")
+            }
+            object["userId"] = .string(userId)
+            object["storeCode"] = .string(store.rawValue)
+            let payment = try Payment(fields: FieldReader(object, path: path + "."), kind: nil)
+            purchases.append(payment)
+        }
+        return .restore(userId: userId, storeCode: store, time: time, purchases: purchases)
+    }
+}
+
+extension Payment {
+    /// Decodes a purchase or renewal; `kind` nil (a restored item) accepts either.
+    init(fields: FieldReader, kind: PaymentKind?) throws(LedgerError) {
+        typealias Limits = LedgerCommand.Limits
+        let userId = try fields.string("userId", "userID", maxLength: Limits.userId)
+        let store = try fields.store()
+        let productId = try fields.string("productId", "gamebaseProductId", "productIdentifier", maxLength: Limits.productId)
+        let productType = try fields.productType()
+        let price = try fields.price()
+        let currency = try fields.currency()
+        let paymentSeq = try fields.string("paymentSeq", maxLength: Limits.paymentSeq)
+        let token = try fields.string("purchaseToken", "accessToken", maxLength: Limits.purchaseToken)
+        let transactionId = try fields.string("transactionId", "paymentId", "transactionIdentifier", maxLength: Limits.transactionId)
+        let original = try fields.optionalString(
+            "originalTransactionId", "originalPaymentId", "originalTransactionIdentifier", maxLength: Limits.transactionId)
+        if kind == .renewal, original == nil {
+            throw fields.invalid("originalTransactionId", "required on a renewal")
+        }
+        if let original, original.unicodeScalars.contains("\u{0}") {
+            throw fields.invalid("originalTransactionId", "contains U+0000")
+        }
+        guard let purchaseTime = try fields.time("purchaseTime") else {
+            throw fields.invalid("purchaseTime", "missing")
+        }
+        let expiryTime = try fields.time("expiryTime", zeroIsAbsent: !productType.isSubscription)
+        if productType.isSubscription {
+            guard let expiryTime else {
+                throw fields.invalid("expiryTime", "required for a \(productType.rawValue) payment")
+            }
+            guard expiryTime > purchaseTime else {
+                throw fields.invalid("expiryTime", "must be later than purchaseTime")
+            }
+        } else if expiryTime != nil {
+            throw fields.invalid("expiryTime", "must be absent, null or 0 for a CONSUMABLE payment")
+        }
+        self.init(
+            userId: userId, storeCode: store, productId: productId, productType: productType,
+            price: price, currency: currency, paymentSeq: paymentSeq, purchaseToken: token,
+            transactionId: transactionId, originalTransactionId: original, purchaseTime: purchaseTime,
+            expiryTime: expiryTime,
+            payload: try fields.rawString("payload", maxBytes: Limits.payloadBytes),
+            sandboxPayment: try fields.bool("sandboxPayment"),
+            promotionPayment: try fields.bool("promotionPayment", "storePayment"),
+            productSeq: try fields.int64("productSeq", "itemSeq"))
+    }
+}

@@ -1,0 +1,106 @@
+import Foundation
+import Postgres
+
+extension LedgerCommand {
+    /// The one statement that runs the command in the database (Schema/0003_commands.sql).
+    /// `now` stands in for an absent time.
+    func statement(now: Date) -> SQL {
+        let columns = "status, code, message, payment_seq, consumed_at, to_json(recorded)::text AS recorded, to_json(payments)::text AS payments"
+        switch self {
+        case .record(let payment, let kind):
+            return "SELECT \(unsafeSQL: columns) FROM ledger.record_payment(\(kind.rawValue), \(JSONB(text: payment.eventData()))::jsonb)"
+        case .consume(let seq, let user, let token, let time):
+            return "SELECT \(unsafeSQL: columns) FROM ledger.consume(\(seq), \(user), \(SHA256.hash(Array(token.utf8)))::bytea, \(time ?? now)::timestamptz)"
+        case .refund(let seq, let time, let reason):
+            return "SELECT \(unsafeSQL: columns) FROM ledger.refund(\(seq), \(time ?? now)::timestamptz, \(reason)::text)"
+        case .cancel(let store, let original, let time):
+            return "SELECT \(unsafeSQL: columns) FROM ledger.cancel(\(store.rawValue), \(original), \(time ?? now)::timestamptz)"
+        case .restore(let user, let store, let time, let purchases):
+            var items = JSONWriter()
+            items.beginArray()
+            for payment in purchases {
+                items.beginObject()
+                items.field("kind", payment.isRenewal ? PaymentKind.renewal.rawValue : PaymentKind.purchase.rawValue)
+                items.key("data")
+                payment.writeEventData(into: &items)
+                items.endObject()
+            }
+            items.endArray()
+            return "SELECT \(unsafeSQL: columns) FROM ledger.restore(\(user), \(store.rawValue), \(time ?? now)::timestamptz, \(JSONB(text: items.string))::jsonb)"
+        }
+    }
+
+    /// Reads the row that `statement(now:)` returns.
+    func outcome(from row: Row) throws -> CommandOutcome {
+        let status = try row.decode("status", as: String.self)
+        if status == "rejected" {
+            let code = try row.decode("code", as: String.self)
+            let message = try row.decode("message", as: String.self)
+            let seq = try row.decode("payment_seq", as: String?.self)
+            return CommandOutcome(rejected: LedgerError(LedgerError.Code(rawValue: code) ?? .invalidInput, message,
+                                                        paymentSeq: seq ?? paymentSeq))
+        }
+        guard let known = CommandOutcome.Status(rawValue: status) else {
+            throw PostgresError(kind: .decoding, message: "the database answered an unknown status \(status)")
+        }
+        var outcome = CommandOutcome(status: known, paymentSeq: try row.decode("payment_seq", as: String?.self))
+        outcome.consumedAt = try row.decode("consumed_at", as: Date?.self)
+        if case .cancel(_, let original, _) = self { outcome.originalTransactionId = original }
+        if known == .restored {
+            outcome.recorded = try Self.strings(row.decode("recorded", as: String?.self))
+            outcome.payments = try Self.strings(row.decode("payments", as: String?.self))
+        }
+        return outcome
+    }
+
+    private static func strings(_ json: String?) throws -> [String] {
+        guard let json, case .array(let items) = try JSONParser.parse(json) else { return [] }
+        return items.compactMap(\.stringValue)
+    }
+}
+
+extension Payment {
+    /// The event's data: every field under its contract name, the token only as its SHA-256
+    /// digest, times in UTC with microseconds, and a payload that jsonb cannot hold (it
+    /// contains U+0000) as `payloadBase64`.
+    func eventData() -> String {
+        var writer = JSONWriter()
+        writeEventData(into: &writer)
+        return writer.string
+    }
+
+    func writeEventData(into writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.field("userId", userId)
+        writer.field("storeCode", storeCode.rawValue)
+        writer.field("productId", productId)
+        writer.field("productType", productType.rawValue)
+        writer.field("price", price.text)
+        writer.field("currency", currency)
+        writer.field("paymentSeq", paymentSeq)
+        writer.field("transactionId", transactionId)
+        writer.field("originalTransactionId", originalTransactionId)
+        writer.field("purchaseTime", Timestamp(purchaseTime).iso8601Microseconds)
+        writer.field("expiryTime", expiryTime.map { Timestamp($0).iso8601Microseconds })
+        if let payload, payload.unicodeScalars.contains("\u{0}") {
+            writer.field("payloadBase64", Data(payload.utf8).base64EncodedString())
+        } else {
+            writer.field("payload", payload)
+        }
+        writer.field("sandboxPayment", sandboxPayment)
+        writer.field("promotionPayment", promotionPayment)
+        writer.key("productSeq")
+        if let productSeq { writer.rawNumber(String(productSeq)) } else { writer.null() }
+        writer.field("purchaseTokenSha256", SHA256.hex(SHA256.hash(Array(purchaseToken.utf8))))
+        writer.endObject()
+    }
+}
+
+extension Timestamp {
+    /// `2026-01-01T00:00:00.000000Z`: ISO-8601 in UTC with microseconds.
+    var iso8601Microseconds: String {
+        var text = postgresText  // 2026-01-01 00:00:00.000000+00
+        if text.hasSuffix("+00") { text.removeLast(3) }
+        return text.replacingOccurrences(of: " ", with: "T") + "Z"
+    }
+}

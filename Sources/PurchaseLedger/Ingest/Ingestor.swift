@@ -1,0 +1,146 @@
+import Foundation
+import Postgres
+
+/// Runs NDJSON command lines against the ledger (CONTRACT.md §2) and reports one result per
+/// line, in order. Lines are decoded and validated here; the commands of up to `batchSize`
+/// lines go to the database in one pipelined transaction (one round trip, one commit). Each
+/// line stays atomic on its own: a refusal writes nothing and the lines around it still apply.
+/// Results are reported only after their transaction committed: a reported `recorded` is durable.
+public struct Ingestor {
+    /// One input line's result.
+    public struct LineResult {
+        public var line: Int
+        public var outcome: CommandOutcome
+    }
+
+    /// Totals of a run.
+    public struct Summary: Sendable {
+        public var lines = 0
+        public var rejected = 0
+        public var retries = 0
+    }
+
+    public var batchSize: Int
+    /// How often a batch that lost a deadlock or a serialization race is tried again.
+    public var maxRetries = 20
+    private let connect: () throws -> Connection
+    private var connection: Connection?
+
+    /// - Parameter connect: opens a connection; called again after a connection was lost.
+    public init(batchSize: Int = 500, connect: @escaping () throws -> Connection) {
+        self.batchSize = max(1, batchSize)
+        self.connect = connect
+    }
+
+    /// Reads every line of `reader` and hands each result to `report`, in input order; `flush` is
+    /// called after each committed batch.
+    public mutating func run(_ reader: inout some LineSource, report: (LineResult) -> Void,
+                             flush: () -> Void = {}) throws -> Summary {
+        var summary = Summary()
+        var pending: [(line: Int, command: Result<LedgerCommand, LedgerError>)] = []
+        pending.reserveCapacity(batchSize)
+        while let line = try reader.next() {
+            let number = reader.lineNumber
+            switch line {
+            case .tooLong(let bytes):
+                pending.append((number, .failure(LedgerError(.invalidInput, "the line is \(bytes) bytes long, over the limit of \(4 << 20)"))))
+            case .text(let bytes):
+                if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }  // blank lines are skipped
+                do {
+                    pending.append((number, .success(try LedgerCommand(line: bytes))))
+                } catch {
+                    pending.append((number, .failure(error)))
+                }
+            }
+            // Send when the batch is full, or when more input would mean waiting for it.
+            if pending.count >= batchSize || !reader.hasBufferedLine {
+                try send(pending, &summary, report)
+                flush()
+                pending.removeAll(keepingCapacity: true)
+            }
+        }
+        if !pending.isEmpty {
+            try send(pending, &summary, report)
+            flush()
+        }
+        return summary
+    }
+
+    private mutating func send(_ batch: [(line: Int, command: Result<LedgerCommand, LedgerError>)],
+                               _ summary: inout Summary, _ report: (LineResult) -> Void) throws {
+        let commands = batch.compactMap { try? $0.command.get() }
+        let outcomes = try execute(commands, &summary)
+        var next = outcomes.makeIterator()
+        for entry in batch {
+            let outcome: CommandOutcome
+            switch entry.command {
+            case .failure(let error): outcome = CommandOutcome(rejected: error)
+            case .success: outcome = next.next()!
+            }
+            summary.lines += 1
+            if outcome.status == .rejected { summary.rejected += 1 }
+            report(LineResult(line: entry.line, outcome: outcome))
+        }
+    }
+
+    /// Runs the commands in one transaction; retries the whole batch after a deadlock or a
+    /// serialization failure (nothing of it was committed), and after a lost connection only
+    /// when every command in it is idempotent.
+    private mutating func execute(_ commands: [LedgerCommand], _ summary: inout Summary) throws -> [CommandOutcome] {
+        guard !commands.isEmpty else { return [] }
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                let conn = try openConnection()
+                return try conn.executeBatch(commands)
+            } catch let error as PostgresError {
+                let retriable = error.sqlState == .deadlockDetected || error.sqlState == .serializationFailure
+                let lost = error.kind == .connection || error.kind == .connectionBroken
+                    || error.sqlState?.isConnectionClass == true || connection?.isBroken == true
+                if lost {
+                    connection?.close()
+                    connection = nil
+                }
+                guard attempt <= maxRetries, retriable || (lost && commands.allSatisfy(\.isIdempotent)) else {
+                    throw error
+                }
+                summary.retries += 1
+                if lost { Thread.sleep(forTimeInterval: min(2, 0.1 * Double(attempt))) }
+            }
+        }
+    }
+
+    private mutating func openConnection() throws -> Connection {
+        if let connection, !connection.isBroken { return connection }
+        let fresh = try connect()
+        connection = fresh
+        return fresh
+    }
+}
+
+extension Connection {
+    /// Runs the commands in one transaction and one round trip (libpq pipeline mode) and
+    /// returns their outcomes in order. Throws, having committed nothing, if any statement failed.
+    public func executeBatch(_ commands: [LedgerCommand], now: Date = Date()) throws -> [CommandOutcome] {
+        if commands.count == 1 {
+            // Autocommit: a single statement is its own transaction.
+            let rows = try query(commands[0].statement(now: now))
+            return [try commands[0].outcome(from: rows[0])]
+        }
+        var statements: [SQL] = [SQL(unsafeSQL: "BEGIN")]
+        statements.reserveCapacity(commands.count + 2)
+        for command in commands { statements.append(command.statement(now: now)) }
+        statements.append(SQL(unsafeSQL: "COMMIT"))
+        let results = try pipeline(statements)
+        if let failure = results.lazy.compactMap({ result -> PostgresError? in
+            if case .failure(let error) = result { return error } else { return nil }
+        }).first {
+            _ = try? executeScript(unsafeSQL: "ROLLBACK")
+            throw failure
+        }
+        return try zip(commands, results.dropFirst()).map { command, result in
+            try command.outcome(from: result.get()[0])
+        }
+    }
+}

@@ -1,0 +1,111 @@
+import Foundation
+import Postgres
+
+/// The purchase ledger, for a backend service: one call per contract command and per query,
+/// each one round trip on a pooled connection. Safe to share between tasks.
+///
+/// ```swift
+/// let ledger = Ledger(databaseURL: "postgresql://ledger@db/ledger")
+/// try await ledger.migrate()
+/// try await ledger.record(payment)                       // .recorded or .duplicate
+/// switch try await ledger.consume(paymentSeq: seq, userId: user, purchaseToken: token) {
+/// case .consumed: giveGoods()                            // exactly once per payment
+/// case .alreadyConsumed: break
+/// }
+/// ```
+public final class Ledger: Sendable {
+    /// The connections behind it.
+    public let pool: ConnectionPool
+
+    /// - Parameters:
+    ///   - databaseURL: a `postgresql://` URL or `key=value` conninfo; nil uses `DATABASE_URL`,
+    ///     then libpq's own `PG*` variables.
+    ///   - poolSize: how many connections at most.
+    public init(databaseURL: String? = nil, poolSize: Int = 8) {
+        pool = ConnectionPool(configuration: Ledger.configuration(databaseURL), size: poolSize)
+    }
+
+    /// The connection settings for a URL given on the command line or in code, else `DATABASE_URL`,
+    /// else libpq's `PG*` variables.
+    public static func configuration(_ databaseURL: String?) -> ConnectionConfiguration {
+        let url = databaseURL ?? ProcessInfo.processInfo.environment["DATABASE_URL"] ?? ""
+        return ConnectionConfiguration(url)
+    }
+
+    /// Creates or upgrades the schema; returns the migrations it applied.
+    @discardableResult
+    public func migrate() async throws -> [String] {
+        try await pool.withConnection { try Migrator().migrate($0) }
+    }
+
+    /// Runs one command and returns the contract's outcome; refusals come back as `.rejected`
+    /// outcomes, not thrown.
+    public func execute(_ command: LedgerCommand) async throws -> CommandOutcome {
+        let now = Date()
+        return try await pool.withConnection { try $0.executeBatch([command], now: now)[0] }
+    }
+
+    /// Records a purchase or a renewal. Throws `LedgerError` when refused.
+    public func record(_ payment: Payment, kind: PaymentKind? = nil) async throws -> CommandOutcome.Status {
+        let kind = kind ?? (payment.isRenewal ? .renewal : .purchase)
+        return try await execute(.record(payment, kind: kind)).get().status
+    }
+
+    /// The result of a consume the ledger accepted.
+    public enum ConsumeResult: Sendable, Hashable {
+        /// This call consumed the payment: hand the goods out now.
+        case consumed(at: Date)
+        /// An earlier call consumed it at that time: do not hand anything out.
+        case alreadyConsumed(at: Date)
+    }
+
+    /// Consumes a payment. Among any number of concurrent calls for one payment exactly one
+    /// returns `.consumed`. Throws `LedgerError` (`NOT_FOUND`, `USER_INVALID`, `TOKEN_INVALID`,
+    /// `NOT_CONSUMABLE`, `REFUNDED`) when refused.
+    public func consume(paymentSeq: String, userId: String, purchaseToken: String,
+                        at time: Date? = nil) async throws -> ConsumeResult {
+        let outcome = try await execute(.consume(paymentSeq: paymentSeq, userId: userId,
+                                                 purchaseToken: purchaseToken, time: time)).get()
+        let at = outcome.consumedAt ?? time ?? Date()
+        return outcome.status == .consumed ? .consumed(at: at) : .alreadyConsumed(at: at)
+    }
+
+    /// Records what a store restored for a user; returns the paymentSeqs new to the ledger and
+    /// every subscription payment of that user on that store. All or nothing.
+    public func restore(userId: String, storeCode: StoreCode, purchases: [Payment],
+                        at time: Date? = nil) async throws -> (recorded: [String], payments: [String]) {
+        let outcome = try await execute(.restore(userId: userId, storeCode: storeCode, time: time,
+                                                 purchases: purchases)).get()
+        return (outcome.recorded ?? [], outcome.payments ?? [])
+    }
+
+    /// Records a refund; `.duplicate` when the payment was already refunded.
+    public func refund(paymentSeq: String, at time: Date? = nil, reason: String? = nil) async throws -> CommandOutcome.Status {
+        try await execute(.refund(paymentSeq: paymentSeq, time: time, reason: reason)).get().status
+    }
+
+    /// Records that auto-renew was turned off; `.duplicate` when it already was.
+    public func cancelAutoRenew(storeCode: StoreCode, originalTransactionId: String,
+                                at time: Date? = nil) async throws -> CommandOutcome.Status {
+        try await execute(.cancel(storeCode: storeCode, originalTransactionId: originalTransactionId,
+                                  time: time)).get().status
+    }
+
+    /// The user's payments whose goods were not handed out yet, on the given stores (all when empty).
+    public func unconsumed(userId: String, stores: Set<StoreCode> = []) async throws -> [UnconsumedPayment] {
+        try await pool.withConnection { try $0.unconsumed(userId: userId, stores: stores) }
+    }
+
+    /// The user's subscriptions at an instant (default now): active ones, or all with `includeExpired`.
+    public func subscriptions(userId: String, stores: Set<StoreCode> = [], at instant: Date = Date(),
+                              includeExpired: Bool = false) async throws -> [Subscription] {
+        try await pool.withConnection {
+            try $0.subscriptions(userId: userId, stores: stores, at: instant, includeExpired: includeExpired)
+        }
+    }
+
+    /// Closes the pool's connections.
+    public func close() async {
+        await pool.close()
+    }
+}

@@ -1,0 +1,46 @@
+/// A refusal by the ledger, with exactly the contract's codes and a message that names the
+/// field or the payment. A refused command writes nothing.
+public struct LedgerError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The contract's error codes (CONTRACT.md §2.6).
+    public enum Code: String, Sendable, Hashable, CaseIterable {
+        /// Malformed JSON, or a missing or malformed field (the message names it).
+        case invalidInput = "INVALID_INPUT"
+        /// A store other than `AS` or `GG`.
+        case unknownStore = "UNKNOWN_STORE"
+        /// A product type other than the three the ledger knows.
+        case unknownProductType = "UNKNOWN_PRODUCT_TYPE"
+        /// The payment or lineage belongs to another user.
+        case userInvalid = "USER_INVALID"
+        /// The payment or lineage is for another product.
+        case productInvalid = "PRODUCT_INVALID"
+        /// The payment was recorded with other content, or its store transaction under another payment.
+        case paymentConflict = "PAYMENT_CONFLICT"
+        /// No such payment or lineage.
+        case notFound = "NOT_FOUND"
+        /// The purchase token does not match the payment's.
+        case tokenInvalid = "TOKEN_INVALID"
+        /// The payment is an `AUTO_RENEWABLE` subscription payment.
+        case notConsumable = "NOT_CONSUMABLE"
+        /// The payment was refunded and never consumed.
+        case refunded = "REFUNDED"
+    }
+
+    /// The contract's code.
+    public var code: Code
+    /// What happened, for a person: names the field or the payment.
+    public var message: String
+    /// The payment the refusal is about, when there is one.
+    public var paymentSeq: String?
+
+    public init(_ code: Code, _ message: String, paymentSeq: String? = nil) {
+        self.code = code
+        self.message = message
+        self.paymentSeq = paymentSeq
+    }
+
+    public var description: String { "\(code.rawValue): \(message)" }
+
+    static func invalid(_ field: String, _ problem: String) -> LedgerError {
+        LedgerError(.invalidInput, "\(field): \(problem)")
+    }
+}

@@ -1,0 +1,69 @@
+import ArgumentParser
+import Foundation
+import PurchaseLedger
+
+struct Ingest: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Apply newline-delimited JSON commands and print one JSON result per line.",
+        discussion: "Exit status: 0 when no line was rejected, 1 when some were, 2 for a usage error or an unreachable database.")
+
+    @Argument(help: "The NDJSON file, or - for standard input.")
+    var file: String = "-"
+
+    @Option(help: "Lines per transaction (one round trip each).")
+    var batchSize: Int = 500
+
+    @OptionGroup var database: DatabaseOptions
+
+    func validate() throws {
+        guard batchSize >= 1 else { throw ValidationError("--batch-size must be at least 1") }
+    }
+
+    func run() throws {
+        let descriptor: Int32 = file == "-" ? STDIN_FILENO : open(file, O_RDONLY)
+        guard descriptor >= 0 else {
+            throw ValidationError("cannot open \(file): \(String(cString: strerror(errno)))")
+        }
+        let first = try database.connect()
+        var handed = false
+        let database = self.database
+        var ingestor = Ingestor(batchSize: batchSize) {
+            if !handed { handed = true; return first }
+            return try database.connect()
+        }
+        var reader = LineReader(descriptor: descriptor)
+        var out = OutputBuffer()
+        let summary = try ingestor.run(&reader, report: { out.line($0.json) }, flush: { out.flush() })
+        out.flush()
+        if summary.rejected > 0 { throw ExitCode(1) }
+    }
+}
+
+/// Buffers output and writes it in large blocks.
+struct OutputBuffer {
+    private var bytes: [UInt8] = []
+    let descriptor: Int32
+
+    init(descriptor: Int32 = STDOUT_FILENO) {
+        self.descriptor = descriptor
+    }
+
+    mutating func line(_ text: String) {
+        bytes.append(contentsOf: text.utf8)
+        bytes.append(UInt8(ascii: "\n"))
+        if bytes.count > 1 << 16 { flush() }
+    }
+
+    mutating func flush() {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes[offset...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+            if written < 0 {
+                if errno == EINTR { continue }
+                return
+            }
+            offset += written
+        }
+        bytes.removeAll(keepingCapacity: true)
+    }
+}

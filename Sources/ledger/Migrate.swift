@@ -1,0 +1,16 @@
+import ArgumentParser
+import PurchaseLedger
+
+struct Migrate: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Create or upgrade the schema; safe to run again and from several processes at once.")
+
+    @OptionGroup var database: DatabaseOptions
+
+    func run() throws {
+        let connection = try database.connect()
+        defer { connection.close() }
+        let applied = try Migrator().migrate(connection) { print("applying \($0.name)") }
+        print(applied.isEmpty ? "the schema is up to date" : "applied \(applied.count) migration(s)")
+    }
+}

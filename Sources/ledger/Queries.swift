@@ -1,0 +1,87 @@
+import ArgumentParser
+import Foundation
+import PurchaseLedger
+
+extension StoreCode: ExpressibleByArgument {}
+
+struct Unconsumed: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "A user's payments whose goods were not handed out yet (neither consumed nor refunded).")
+
+    @Option(name: .customLong("user"), help: "The user ID.")
+    var userId: String
+
+    @Option(name: .customLong("store"), help: "Only this store (AS or GG); repeat for several.")
+    var stores: [StoreCode] = []
+
+    @OptionGroup var output: OutputOptions
+    @OptionGroup var database: DatabaseOptions
+
+    func run() throws {
+        let connection = try database.connect()
+        defer { connection.close() }
+        let payments = try connection.unconsumed(userId: userId, stores: Set(stores))
+        if output.json {
+            var w = JSONWriter()
+            w.beginArray()
+            for payment in payments { payment.write(into: &w) }
+            w.endArray()
+            print(w.string)
+        } else {
+            print(Table(
+                ["paymentSeq", "store", "product", "type", "price", "purchased (UTC)", "expires (UTC)"],
+                payments.map {
+                    [$0.paymentSeq, $0.storeCode.rawValue, $0.productId, $0.productType.rawValue,
+                     "\($0.price) \($0.currency)", $0.purchaseTime.ledgerText, $0.expiryTime?.ledgerText ?? ""]
+                }).render(empty: "no unconsumed payments for \(userId)"))
+        }
+    }
+}
+
+struct Subscriptions: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "A user's subscriptions at an instant (default now), from the projections.")
+
+    @Option(name: .customLong("user"), help: "The user ID.")
+    var userId: String
+
+    @Option(name: .customLong("store"), help: "Only this store (AS or GG); repeat for several.")
+    var stores: [StoreCode] = []
+
+    @Option(help: "The instant: ISO-8601 with a zone, e.g. 2026-01-15T00:00:00Z (default: now).")
+    var at: String?
+
+    @Flag(help: "Also list expired and revoked lineages.")
+    var includeExpired = false
+
+    @OptionGroup var output: OutputOptions
+    @OptionGroup var database: DatabaseOptions
+
+    func validate() throws {
+        if let at, Timestamp.parseISO8601(at) == nil {
+            throw ValidationError("--at: expected an ISO-8601 time with a zone, such as 2026-01-15T00:00:00Z")
+        }
+    }
+
+    func run() throws {
+        let instant = at.flatMap(Timestamp.parseISO8601)?.date ?? Date()
+        let connection = try database.connect()
+        defer { connection.close() }
+        let subscriptions = try connection.subscriptions(userId: userId, stores: Set(stores), at: instant,
+                                                         includeExpired: includeExpired)
+        if output.json {
+            var w = JSONWriter()
+            w.beginArray()
+            for subscription in subscriptions { subscription.write(into: &w) }
+            w.endArray()
+            print(w.string)
+        } else {
+            print(Table(
+                ["store", "originalTransactionId", "product", "status", "expires (UTC)", "autoRenewing", "latestPayment"],
+                subscriptions.map {
+                    [$0.storeCode.rawValue, $0.originalTransactionId, $0.productId, $0.status.rawValue,
+                     $0.expiryTime?.ledgerText ?? "-", $0.autoRenewing ? "yes" : "no", $0.latestPaymentSeq]
+                }).render(empty: "no \(includeExpired ? "" : "active ")subscriptions for \(userId) at \(instant.ledgerText)"))
+        }
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+import Postgres
+import PurchaseLedger
+
+
+/// A fresh, migrated database of its own for one test, on the server named by
+/// LEDGER_TEST_SERVER (a conninfo without dbname; `scripts/dev test` sets it).
+public struct TestDatabase: Sendable {
+    public let name: String
+    public let conninfo: String
+
+    public static var server: String {
+        get throws {
+            guard let server = ProcessInfo.processInfo.environment["LEDGER_TEST_SERVER"], !server.isEmpty else {
+                throw TestSetupError("LEDGER_TEST_SERVER is not set: run the tests with scripts/dev test")
+            }
+            return server
+        }
+    }
+
+    /// Creates the database (migrated unless `migrated` is false), runs `body`, drops it.
+    public static func with<T>(migrated: Bool = true, _ body: (TestDatabase) async throws -> T) async throws -> T {
+        let server = try server
+        let name = "lt_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(16).lowercased()
+        let admin = try Connection.connect(ConnectionConfiguration("\(server) dbname=postgres"))
+        try admin.executeScript(unsafeSQL: "CREATE DATABASE \(name)")
+        let database = TestDatabase(name: name, conninfo: "\(server) dbname=\(name)")
+        defer {
+            _ = try? admin.executeScript(unsafeSQL: "DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
+            admin.close()
+        }
+        if migrated {
+            let connection = try database.connect()
+            try Migrator().migrate(connection)
+            connection.close()
+        }
+        return try await body(database)
+    }
+
+    public func connect() throws -> Connection {
+        try Connection.connect(ConnectionConfiguration(conninfo))
+    }
+
+    /// Runs `body` on a new connection and closes it.
+    public func withConnection<T>(_ body: (Connection) throws -> T) throws -> T {
+        let connection = try connect()
+        defer { connection.close() }
+        return try body(connection)
+    }
+}
+
+public struct TestSetupError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// Everything a command can write, to check that a refusal wrote nothing.
+public struct LedgerSnapshot: Equatable {
+    public let events: Int
+    public let projections: String
+
+    public init(_ connection: Connection) throws {
+        events = try connection.query("SELECT count(*)::bigint AS n FROM ledger.events")[0].decode("n")
+        projections = try connection.query("""
+            SELECT concat_ws('|',
+              (SELECT string_agg(p::text, ',' ORDER BY payment_seq) FROM ledger.payments p),
+              (SELECT string_agg(l::text, ',' ORDER BY store_code, original_transaction_id) FROM ledger.lineages l),
+              (SELECT string_agg(c::text, ',' ORDER BY position) FROM ledger.auto_renew_changes c),
+              (SELECT string_agg(r::text, ',' ORDER BY position) FROM ledger.restores r),
+              (SELECT string_agg(s::text, ',' ORDER BY stream) FROM ledger.streams s)) AS all
+            """)[0].decode("all", as: String?.self) ?? ""
+    }
+}
