@@ -55,5 +55,7 @@ let package = Package(
         .testTarget(name: "PurchaseLedgerTests", dependencies: ["PurchaseLedger", "Postgres", "LedgerTestSupport"]),
         // Runs the built `ledger` executable as operators and scenarios do.
         .testTarget(name: "LedgerCLITests", dependencies: ["ledger", "PurchaseLedger", "Postgres", "LedgerTestSupport"]),
+        // Races, crashes, hostile input, least privilege and secrets, each proven by a test.
+        .testTarget(name: "ReliabilityTests", dependencies: ["ledger", "PurchaseLedger", "Postgres", "LedgerTestSupport"]),
     ]
 )

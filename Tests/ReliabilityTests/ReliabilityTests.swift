@@ -1,0 +1,1 @@
+// The reliability and security suites (issue 7) live in this target.
