@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "PurchaseLedger", targets: ["PurchaseLedger"]),
         .library(name: "Postgres", targets: ["Postgres"]),
         .executable(name: "ledger", targets: ["ledger"]),
+        .executable(name: "ledger-bench", targets: ["ledger-bench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -50,6 +51,14 @@ let package = Package(
             name: "LedgerTestSupport",
             dependencies: ["PurchaseLedger", "Postgres"],
             path: "Tests/LedgerTestSupport"
+        ),
+        // The benchmark: every path beside the same server's own baseline (not a timed test).
+        .executableTarget(
+            name: "ledger-bench",
+            dependencies: [
+                "PurchaseLedger", "Postgres",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
         ),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres"]),
         .testTarget(name: "PurchaseLedgerTests", dependencies: ["PurchaseLedger", "Postgres", "LedgerTestSupport"]),

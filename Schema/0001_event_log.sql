@@ -53,7 +53,6 @@ COMMENT ON COLUMN ledger.events.hash IS 'sha256(prev_hash || canonical text of t
 
 -- A catch-up reader asks for (tx, position) > its last one and tx < pg_snapshot_xmin(pg_current_snapshot()).
 CREATE INDEX events_tx_position_idx ON ledger.events (tx, position);
-CREATE INDEX events_type_position_idx ON ledger.events (type, position);
 
 -- The canonical text of an event that its hash covers: stream, version, type, time in
 -- microseconds since the epoch and the jsonb text of its data, one per line.

@@ -47,8 +47,6 @@ BEGIN
         );
         CREATE INDEX payments_unconsumed_idx ON %1$I.payments (user_id, purchase_time, payment_seq)
             WHERE consumed_at IS NULL AND refunded_at IS NULL AND product_type <> 'AUTO_RENEWABLE';
-        CREATE INDEX payments_user_lineage_idx ON %1$I.payments (user_id, store_code, lineage_id)
-            WHERE lineage_id IS NOT NULL;
         CREATE INDEX payments_lineage_idx ON %1$I.payments (store_code, lineage_id)
             WHERE lineage_id IS NOT NULL;
         CREATE INDEX payments_purchase_time_idx ON %1$I.payments (purchase_time);
@@ -94,9 +92,14 @@ BEGIN
 
     EXECUTE format($fn$
         -- Applies the events with from <= position <= to, set-based, in one call.
+        -- Generic plans: every statement is driven by an index range scan of ledger.events, which
+        -- suits one event and a rebuild's batch alike, and replanning the six statements on each
+        -- append (what custom plans for a range parameter do) would cost more than running them.
         CREATE FUNCTION %1$I.project_range(p_from bigint, p_to bigint)
         RETURNS bigint
-        LANGUAGE plpgsql AS $body$
+        LANGUAGE plpgsql
+        SET plan_cache_mode = force_generic_plan
+        AS $body$
         DECLARE
             applied bigint;
         BEGIN

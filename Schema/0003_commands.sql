@@ -253,9 +253,12 @@ BEGIN
                                                           FROM jsonb_array_elements(p_items) AS i)), p_time);
     PERFORM ledger.project_range(v_pos, v_pos);
     RETURN ROW('restored', NULL, NULL, NULL, NULL, v_recorded,
-               ARRAY(SELECT payment_seq FROM ledger.payments
-                      WHERE user_id = p_user_id AND store_code = p_store_code AND lineage_id IS NOT NULL
-                      ORDER BY purchase_time, payment_seq))::ledger.command_result;
+               ARRAY(SELECT p.payment_seq
+                       FROM ledger.lineages l
+                       JOIN ledger.payments p
+                         ON p.store_code = l.store_code AND p.lineage_id = l.original_transaction_id
+                      WHERE l.user_id = p_user_id AND l.store_code = p_store_code
+                      ORDER BY p.purchase_time, p.payment_seq))::ledger.command_result;
 END
 $$;
 

@@ -30,10 +30,14 @@ public struct DemoGenerator: Sequence, IteratorProtocol {
     /// subscription on each store.
     public static let showcaseUser = DemoGenerator.userId(0)
 
-    static func userId(_ index: Int) -> String {
+    /// The user ID the generator gives its `index`-th user.
+    public static func userId(_ index: Int) -> String {
         let digits = String(index)
         return "user-" + String(repeating: "0", count: Swift.max(0, 5 - digits.count)) + digits
     }
+
+    /// How many users the lines so far came from.
+    public var usersGenerated: Int { userIndex }
 
     public mutating func next() -> String? {
         while queueIndex == queue.count {

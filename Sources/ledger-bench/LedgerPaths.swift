@@ -1,0 +1,116 @@
+import Foundation
+import Postgres
+import PurchaseLedger
+
+/// The ledger's own paths, measured the way a backend or an operator uses them.
+struct LedgerPaths {
+    let conninfo: String
+
+    /// Purchases per second recorded through the library by `clients` concurrent callers.
+    func recordRate(clients: Int, seconds: Double, tag: String) async throws -> Double {
+        let ledger = Ledger(databaseURL: conninfo, poolSize: clients)
+        defer { Task { await ledger.close() } }
+        let deadline = Date().addingTimeInterval(seconds)
+        let start = Date()
+        let total = try await withThrowingTaskGroup(of: Int.self) { group in
+            for client in 0..<clients {
+                group.addTask {
+                    var n = 0
+                    while Date() < deadline {
+                        let payment = benchPayment("\(tag)-\(client)-\(n)")
+                        _ = try await ledger.record(payment, kind: .purchase)
+                        n += 1
+                    }
+                    return n
+                }
+            }
+            return try await group.reduce(0, +)
+        }
+        return Double(total) / Date().timeIntervalSince(start)
+    }
+
+    /// Consumes per second through the library by `clients` concurrent callers, each consuming
+    /// its own payments (recorded beforehand, in batches).
+    func consumeRate(clients: Int, seconds: Double, perClient: Int, tag: String) async throws -> Double {
+        let connection = try Connection.connect(ConnectionConfiguration(conninfo))
+        for client in 0..<clients {
+            for chunk in stride(from: 0, to: perClient, by: 500) {
+                let commands = (chunk..<min(perClient, chunk + 500)).map {
+                    LedgerCommand.record(benchPayment("\(tag)-\(client)-\($0)"), kind: .purchase)
+                }
+                _ = try connection.executeBatch(commands)
+            }
+        }
+        connection.close()
+        let ledger = Ledger(databaseURL: conninfo, poolSize: clients)
+        defer { Task { await ledger.close() } }
+        let deadline = Date().addingTimeInterval(seconds)
+        let start = Date()
+        let total = try await withThrowingTaskGroup(of: Int.self) { group in
+            for client in 0..<clients {
+                group.addTask {
+                    var n = 0
+                    while Date() < deadline, n < perClient {
+                        let seq = "\(tag)-\(client)-\(n)"
+                        guard case .consumed = try await ledger.consume(paymentSeq: seq, userId: "bench-user", purchaseToken: "tok-\(seq)") else {
+                            throw BenchError("payment \(seq) was not consumed")
+                        }
+                        n += 1
+                    }
+                    return n
+                }
+            }
+            return try await group.reduce(0, +)
+        }
+        return Double(total) / Date().timeIntervalSince(start)
+    }
+
+    /// Runs `ledger ingest FILE` as operators do (every result printed, to /dev/null here):
+    /// lines per second and the process's peak resident memory in MB.
+    func ingest(file: String, lines: Int, ledgerBinary: String) throws -> (perSecond: Double, peakMB: Double) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: ledgerBinary)
+        process.arguments = ["ingest", file, "--database-url", conninfo]
+        process.standardOutput = FileHandle.nullDevice
+        let errors = Pipe()
+        process.standardError = errors
+        var peakKB = 0
+        let seconds = try Measure.time {
+            try process.run()
+            while process.isRunning {
+                if let status = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8),
+                   let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+                   let kb = Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]) {
+                    peakKB = max(peakKB, kb)
+                }
+                usleep(20_000)
+            }
+        }
+        guard process.terminationStatus <= 1 else {
+            let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            throw BenchError("ledger ingest exited \(process.terminationStatus): \(text)")
+        }
+        return (Double(lines) / seconds, Double(peakKB) / 1024)
+    }
+
+    /// Latencies in milliseconds of `unconsumed` and `subscriptions --at` for random users.
+    func queryLatencies(users: Int, lookups: Int, at: Date) throws -> (unconsumed: [Double], subscriptions: [Double]) {
+        let connection = try Connection.connect(ConnectionConfiguration(conninfo))
+        defer { connection.close() }
+        var random = SplitMix64(seed: 7)
+        var unconsumed: [Double] = [], subscriptions: [Double] = []
+        for _ in 0..<lookups {
+            let user = DemoGenerator.userId(Int(random.next() % UInt64(max(users, 1))))
+            unconsumed.append(try Measure.time { _ = try connection.unconsumed(userId: user) } * 1000)
+            subscriptions.append(try Measure.time { _ = try connection.subscriptions(userId: user, at: at) } * 1000)
+        }
+        return (unconsumed, subscriptions)
+    }
+}
+
+/// A consumable purchase of the benchmark's user.
+func benchPayment(_ seq: String) -> Payment {
+    Payment(userId: "bench-user", storeCode: .appStore, productId: "gem_100", productType: .consumable,
+            price: "0.99", currency: "USD", paymentSeq: seq, purchaseToken: "tok-\(seq)",
+            transactionId: "B-\(seq)", purchaseTime: Date(timeIntervalSince1970: 1_767_225_600))
+}
