@@ -95,11 +95,16 @@ struct ConnectionPoolTests {
     @Test func cancelledWaiterLeavesTheQueue() async throws {
         try await withTestDatabase { database in
             let pool = ConnectionPool(configuration: database.configuration, size: 1)
+            // The holder keeps the only connection until the test lets go of an advisory lock,
+            // so the waiter is still queued when it is cancelled, however slow the machine.
+            let gate = try database.connect()
+            defer { gate.close() }
+            try gate.query("SELECT pg_advisory_lock(42)")
             let holding = Mutex(false)
             let holder = Task {
                 try await pool.withConnection { connection in
                     holding.withLock { $0 = true }
-                    try connection.query("SELECT pg_sleep(0.5)")
+                    try connection.query("SELECT pg_advisory_lock(42), pg_advisory_unlock(42)")
                 }
             }
             while !holding.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(5)) }
@@ -107,6 +112,7 @@ struct ConnectionPoolTests {
             try await Task.sleep(for: .milliseconds(50))
             waiter.cancel()
             await #expect(throws: CancellationError.self) { try await waiter.value }
+            try gate.query("SELECT pg_advisory_unlock(42)")
             try await holder.value
             #expect(try await pool.withConnection { $0.serverProcessID } > 0)
             await pool.close()

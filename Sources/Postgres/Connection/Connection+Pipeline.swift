@@ -13,18 +13,24 @@ extension Connection {
     /// fails, its result is its error, each later statement's result is a `.server` error "skipped: an earlier
     /// statement in the pipeline failed" (with no SQLSTATE), and nothing of the implicit transaction remains.
     /// Every statement is checked before anything is sent: an encoding error throws and sends nothing.
+    /// Statements are prepared on the server the first time their text runs on this connection
+    /// (before the pipeline starts) and sent by name (`PQsendQueryPrepared`).
     /// A lost connection throws `.connectionBroken`.
     public func pipeline(_ statements: [SQL]) throws -> [Result<Rows, PostgresError>] {
         let handle = try usableHandle()
         let bound = try statements.map(BoundStatement.init)
         guard !bound.isEmpty else { return [] }
+        let names = try bound.map { try preparedName($0, handle) }
         guard PQenterPipelineMode(handle) == 1 else { throw failure(handle, fallback: "cannot enter pipeline mode") }
         guard PQsetnonblocking(handle, 1) == 0 else {
             _ = PQexitPipelineMode(handle)
             throw failure(handle, fallback: "cannot enter non-blocking mode")
         }
         do {
-            let results = try runPipeline(bound, handle)
+            let results = try runPipeline(bound, names, handle)
+            if results.contains(where: { if case .failure(let e) = $0 { e.isStalePreparedStatement } else { false } }) {
+                preparedStatements.removeAll()  // prepared again on the next run
+            }
             if PQsetnonblocking(handle, 0) != 0 || PQexitPipelineMode(handle) != 1 { markedBroken = true }
             return results
         } catch {
@@ -33,7 +39,8 @@ extension Connection {
         }
     }
 
-    private func runPipeline(_ statements: [BoundStatement], _ handle: OpaquePointer) throws -> [Result<Rows, PostgresError>] {
+    private func runPipeline(_ statements: [BoundStatement], _ names: [String?],
+                             _ handle: OpaquePointer) throws -> [Result<Rows, PostgresError>] {
         var results: [Result<Rows, PostgresError>] = []
         results.reserveCapacity(statements.count)
         var sent = 0
@@ -42,7 +49,12 @@ extension Connection {
         var resultEndPending = false  // PQgetResult returns NULL once after each statement's result
         while true {
             while sent < statements.count && !flushPending {
-                guard statements[sent].send(on: handle) else { throw failure(handle, fallback: "could not queue a statement") }
+                let queued = if let name = names[sent] {
+                    statements[sent].sendPrepared(name, on: handle)
+                } else {
+                    statements[sent].send(on: handle)
+                }
+                guard queued else { throw failure(handle, fallback: "could not queue a statement") }
                 sent += 1
                 flushPending = try flush(handle)
             }

@@ -3,12 +3,44 @@ import CLibPQ
 extension Connection {
     /// Runs one statement with its bound parameters (`PQexecParams`, text-format results; `[UInt8]` parameters
     /// in binary format) and returns its rows.
+    ///
+    /// The statement is prepared on the server the first time its text runs on this connection
+    /// (`PQprepare`) and executed by name afterwards (`PQexecPrepared`), so repeated queries skip
+    /// parsing and planning. A statement the server forgot (`DISCARD ALL`) or whose plan became
+    /// invalid is prepared again, once.
     @discardableResult
     public func query(_ sql: SQL) throws -> Rows {
         let handle = try usableHandle()
         let statement = try BoundStatement(sql)
-        return try consumeResult(statement.execute(on: handle), handle)
+        let key = statement.preparationKey
+        guard let name = try preparedName(statement, handle) else {
+            return try consumeResult(statement.execute(on: handle), handle)
+        }
+        do {
+            return try consumeResult(statement.executePrepared(name, on: handle), handle)
+        } catch let error as PostgresError where error.isStalePreparedStatement {
+            preparedStatements[key] = nil
+            _ = try? executeScript(unsafeSQL: "DEALLOCATE \(name)")
+            _ = try consumeResult(statement.prepare(name, on: handle), handle)
+            preparedStatements[key] = name
+            return try consumeResult(statement.executePrepared(name, on: handle), handle)
+        }
     }
+
+    /// The name the statement is prepared under on this connection, preparing it now if it is new
+    /// (`PQprepare`); nil when the connection keeps too many already.
+    func preparedName(_ statement: BoundStatement, _ handle: OpaquePointer) throws -> String? {
+        let key = statement.preparationKey
+        if let name = preparedStatements[key] { return name }
+        guard preparedStatements.count < Self.maxPreparedStatements else { return nil }
+        let name = "ledger_s\(preparedStatements.count + 1)"
+        _ = try consumeResult(statement.prepare(name, on: handle), handle)
+        preparedStatements[key] = name
+        return name
+    }
+
+    /// How many statements a connection keeps prepared; later ones run unprepared.
+    static let maxPreparedStatements = 256
 
     /// Runs one statement (`PQexecParams`) and returns the number of rows it affected (`PQcmdTuples`).
     @discardableResult
@@ -62,5 +94,13 @@ extension Connection {
             return
         }
         while let result = PQgetResult(handle) { PQclear(result) }
+    }
+}
+
+extension PostgresError {
+    /// The server forgot a prepared statement (`DISCARD ALL`), or its plan no longer fits the
+    /// tables: preparing it again is safe.
+    public var isStalePreparedStatement: Bool {
+        sqlState == .invalidStatementName || (sqlState == .featureNotSupported && message.contains("cached plan"))
     }
 }

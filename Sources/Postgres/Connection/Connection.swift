@@ -18,6 +18,8 @@ public final class Connection: @unchecked Sendable {
     var markedBroken = false
     /// Depth of `savepoint(_:)` nesting, for savepoint names.
     var savepointDepth = 0
+    /// Server-side prepared statements of this session, by statement text and parameter types.
+    var preparedStatements: [String: String] = [:]
 
     private init(handle: OpaquePointer) {
         self.handle = handle

@@ -23,6 +23,10 @@ public struct SQLState: RawRepresentable, Hashable, Sendable, CustomStringConver
         errorClass == "08" || self == .adminShutdown || self == .crashShutdown || self == .cannotConnectNow
     }
 
+    /// 26000 `invalid_sql_statement_name`: no prepared statement of that name.
+    public static let invalidStatementName = SQLState("26000")
+    /// 0A000 `feature_not_supported` (also "cached plan must not change result type").
+    public static let featureNotSupported = SQLState("0A000")
     /// 23505 `unique_violation`.
     public static let uniqueViolation = SQLState("23505")
     /// 23503 `foreign_key_violation`.

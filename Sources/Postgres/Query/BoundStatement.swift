@@ -51,6 +51,31 @@ struct BoundStatement {
         withArguments { PQexecParams(connection, $0, $1, $2, $3, $4, $5, 0) }
     }
 
+    /// The cache key of the statement's server-side preparation: its text and parameter types.
+    var preparationKey: String {
+        String(decoding: command.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            + "\u{1}" + types.map(String.init).joined(separator: ",")
+    }
+
+    /// `PQprepare` under `name`, with the parameter types of this execution.
+    func prepare(_ name: String, on connection: OpaquePointer) -> OpaquePointer? {
+        withArguments { command, count, types, _, _, _ in PQprepare(connection, name, command, count, types) }
+    }
+
+    /// `PQexecPrepared` of the statement prepared as `name`, with text-format results.
+    func executePrepared(_ name: String, on connection: OpaquePointer) -> OpaquePointer? {
+        withArguments { _, count, _, values, lengths, formats in
+            PQexecPrepared(connection, name, count, values, lengths, formats, 0)
+        }
+    }
+
+    /// `PQsendQueryPrepared` of the statement prepared as `name`; false when libpq refused to queue it.
+    func sendPrepared(_ name: String, on connection: OpaquePointer) -> Bool {
+        withArguments { _, count, _, values, lengths, formats in
+            PQsendQueryPrepared(connection, name, count, values, lengths, formats, 0)
+        } == 1
+    }
+
     /// `PQsendQueryParams` with text-format results; false when libpq refused to queue it.
     func send(on connection: OpaquePointer) -> Bool {
         withArguments { PQsendQueryParams(connection, $0, $1, $2, $3, $4, $5, 0) } == 1

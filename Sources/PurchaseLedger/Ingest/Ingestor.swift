@@ -96,6 +96,7 @@ public struct Ingestor {
                 return try conn.executeBatch(commands)
             } catch let error as PostgresError {
                 let retriable = error.sqlState == .deadlockDetected || error.sqlState == .serializationFailure
+                    || error.isStalePreparedStatement
                 let lost = error.kind == .connection || error.kind == .connectionBroken
                     || error.sqlState?.isConnectionClass == true || connection?.isBroken == true
                 if lost {
