@@ -101,8 +101,15 @@ BEGIN
         SET plan_cache_mode = force_generic_plan
         AS $body$
         DECLARE
-            applied bigint;
+            applied bigint := 0;
+            types   text[];
         BEGIN
+            -- Which kinds of event the range holds: an append's range is one event, and only
+            -- the statements for its kind need to run.
+            SELECT coalesce(array_agg(DISTINCT e.type), '{}') INTO types
+              FROM ledger.events e WHERE e.position BETWEEN p_from AND p_to;
+
+            IF types && ARRAY['PurchaseRecorded', 'RenewalRecorded'] THEN
             INSERT INTO %1$I.payments (
                 payment_seq, user_id, store_code, product_id, product_type, price, currency,
                 transaction_id, original_transaction_id, lineage_id, purchase_time, expiry_time,
@@ -135,7 +142,9 @@ BEGIN
                AND d->>'productType' <> 'CONSUMABLE'
              ORDER BY store, lineage, e.position
             ON CONFLICT DO NOTHING;
+            END IF;
 
+            IF 'PaymentConsumed' = ANY(types) THEN
             UPDATE %1$I.payments p
                SET consumed_at = e.occurred_at, consumed_position = e.position
               FROM ledger.events e
@@ -143,7 +152,9 @@ BEGIN
                AND e.type = 'PaymentConsumed'
                AND p.payment_seq = e.data->>'paymentSeq'
                AND p.consumed_at IS NULL;
+            END IF;
 
+            IF 'PaymentRefunded' = ANY(types) THEN
             UPDATE %1$I.payments p
                SET refunded_at = e.occurred_at, refunded_position = e.position,
                    refund_reason = e.data->>'reason'
@@ -152,14 +163,18 @@ BEGIN
                AND e.type = 'PaymentRefunded'
                AND p.payment_seq = e.data->>'paymentSeq'
                AND p.refunded_at IS NULL;
+            END IF;
 
+            IF 'AutoRenewCancelled' = ANY(types) THEN
             INSERT INTO %1$I.auto_renew_changes (store_code, original_transaction_id, changed_at,
                                                  auto_renewing, position)
             SELECT e.data->>'storeCode', e.data->>'originalTransactionId', e.occurred_at, false, e.position
               FROM ledger.events e
              WHERE e.position BETWEEN p_from AND p_to
                AND e.type = 'AutoRenewCancelled';
+            END IF;
 
+            IF 'PurchasesRestored' = ANY(types) THEN
             INSERT INTO %1$I.restores (position, user_id, store_code, restored_at, recorded, item_count)
             SELECT e.position, e.data->>'userId', e.data->>'storeCode', e.occurred_at,
                    ARRAY(SELECT jsonb_array_elements_text(e.data->'recorded')),
@@ -167,6 +182,7 @@ BEGIN
               FROM ledger.events e
              WHERE e.position BETWEEN p_from AND p_to
                AND e.type = 'PurchasesRestored';
+            END IF;
 
             RETURN applied;
         END

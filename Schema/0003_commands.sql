@@ -63,18 +63,21 @@ DECLARE
                            THEN coalesce(d->>'originalTransactionId', d->>'transactionId') END;
     p         record;
     l         record;
-    v_other   text;
     v_field   text;
     v_pos     bigint;
 BEGIN
-    PERFORM pg_advisory_xact_lock(hashtextextended('payment:' || v_seq, 0));
-    PERFORM pg_advisory_xact_lock(hashtextextended('transaction:' || v_store || ':' || v_txid, 0));
-    IF v_lineage IS NOT NULL THEN
-        PERFORM pg_advisory_xact_lock(hashtextextended('lineage:' || v_store || ':' || v_lineage, 0));
-    END IF;
+    PERFORM pg_advisory_xact_lock(hashtextextended('payment:' || v_seq, 0)),
+            pg_advisory_xact_lock(hashtextextended('transaction:' || v_store || ':' || v_txid, 0)),
+            pg_advisory_xact_lock(hashtextextended('lineage:' || v_store || ':' || coalesce(v_lineage, v_txid), 0));
 
-    SELECT user_id, product_id INTO p FROM ledger.payments WHERE payment_seq = v_seq;
-    IF FOUND THEN
+    -- The payment by its name, else another payment holding the same store transaction.
+    SELECT payment_seq, user_id, product_id INTO p FROM ledger.payments
+     WHERE payment_seq = v_seq OR (store_code = v_store AND transaction_id = v_txid)
+     ORDER BY payment_seq = v_seq DESC LIMIT 1;
+    IF FOUND AND p.payment_seq <> v_seq THEN
+        RETURN ledger.rejected('PAYMENT_CONFLICT',
+            format('transaction %s of store %s is already recorded as payment %s', v_txid, v_store, p.payment_seq), v_seq);
+    ELSIF FOUND THEN
         IF p.user_id <> d->>'userId' THEN
             RETURN ledger.rejected('USER_INVALID', format('payment %s belongs to another user', v_seq), v_seq);
         ELSIF p.product_id <> d->>'productId' THEN
@@ -87,13 +90,6 @@ BEGIN
                 format('payment %s was recorded with another %s', v_seq, v_field), v_seq);
         END IF;
         RETURN ROW('duplicate', NULL, NULL, v_seq, NULL, NULL, NULL)::ledger.command_result;
-    END IF;
-
-    SELECT payment_seq INTO v_other FROM ledger.payments
-     WHERE store_code = v_store AND transaction_id = v_txid;
-    IF FOUND THEN
-        RETURN ledger.rejected('PAYMENT_CONFLICT',
-            format('transaction %s of store %s is already recorded as payment %s', v_txid, v_store, v_other), v_seq);
     END IF;
 
     IF v_lineage IS NOT NULL THEN
