@@ -9,7 +9,7 @@ struct PreparedStatementTests {
     }
 
     @Test func aRepeatedStatementIsPreparedOnceAndRunByName() async throws {
-        try await withTestConnection { connection in
+        try await withTestConnection { connection throws in
             for n in 0..<20 {
                 #expect(try connection.query("SELECT \(n)::int * 2 AS twice")[0].decode("twice", as: Int.self) == n * 2)
             }
@@ -19,7 +19,7 @@ struct PreparedStatementTests {
     }
 
     @Test func aForgottenStatementIsPreparedAgain() async throws {
-        try await withTestConnection { connection in
+        try await withTestConnection { connection throws in
             #expect(try connection.query("SELECT \(1)::int AS n")[0].decode("n", as: Int.self) == 1)
             try connection.executeScript(unsafeSQL: "DEALLOCATE ALL")
             #expect(try connection.query("SELECT \(2)::int AS n")[0].decode("n", as: Int.self) == 2)
@@ -27,7 +27,7 @@ struct PreparedStatementTests {
     }
 
     @Test func aStatementWhoseResultTypeChangedIsPreparedAgain() async throws {
-        try await withTestConnection { connection in
+        try await withTestConnection { connection throws in
             try connection.executeScript(unsafeSQL: "CREATE TABLE t (a int); INSERT INTO t VALUES (1)")
             #expect(try connection.query("SELECT * FROM t WHERE a = \(1)").columns == ["a"])
             try connection.executeScript(unsafeSQL: "ALTER TABLE t ADD COLUMN b text")
@@ -36,7 +36,7 @@ struct PreparedStatementTests {
     }
 
     @Test func pipelinedStatementsAreRunPreparedToo() async throws {
-        try await withTestConnection { connection in
+        try await withTestConnection { connection throws in
             let statements: [SQL] = (0..<50).map { "SELECT \($0)::int + 1 AS n" }
             let results = try connection.pipeline(statements)
             #expect(try results.enumerated().allSatisfy { i, r in try r.get()[0].decode("n", as: Int.self) == i + 1 })
