@@ -17,7 +17,7 @@ struct LedgerPaths {
                 group.addTask {
                     var n = 0
                     while Date() < deadline {
-                        let payment = benchPayment("\(tag)-\(client)-\(n)")
+                        let payment = benchPayment("\(tag)-\(client)-\(n)", user: n)
                         _ = try await ledger.record(payment, kind: .purchase)
                         n += 1
                     }
@@ -36,7 +36,7 @@ struct LedgerPaths {
         for client in 0..<clients {
             for chunk in stride(from: 0, to: perClient, by: 500) {
                 let commands = (chunk..<min(perClient, chunk + 500)).map {
-                    LedgerCommand.record(benchPayment("\(tag)-\(client)-\($0)"), kind: .purchase)
+                    LedgerCommand.record(benchPayment("\(tag)-\(client)-\($0)", user: $0), kind: .purchase)
                 }
                 _ = try connection.executeBatch(commands)
             }
@@ -52,7 +52,7 @@ struct LedgerPaths {
                     var n = 0
                     while Date() < deadline, n < perClient {
                         let seq = "\(tag)-\(client)-\(n)"
-                        guard case .consumed = try await ledger.consume(paymentSeq: seq, userId: "bench-user", purchaseToken: "tok-\(seq)") else {
+                        guard case .consumed = try await ledger.consume(paymentSeq: seq, userId: benchUser(n), purchaseToken: "tok-\(seq)") else {
                             throw BenchError("payment \(seq) was not consumed")
                         }
                         n += 1
@@ -108,9 +108,12 @@ struct LedgerPaths {
     }
 }
 
-/// A consumable purchase of the benchmark's user.
-func benchPayment(_ seq: String) -> Payment {
-    Payment(userId: "bench-user", storeCode: .appStore, productId: "gem_100", productType: .consumable,
+/// A consumable purchase as a backend would see it: one of many users, bought at its own time.
+func benchPayment(_ seq: String, user n: Int) -> Payment {
+    Payment(userId: benchUser(n), storeCode: .appStore, productId: "gem_100", productType: .consumable,
             price: "0.99", currency: "USD", paymentSeq: seq, purchaseToken: "tok-\(seq)",
-            transactionId: "B-\(seq)", purchaseTime: Date(timeIntervalSince1970: 1_767_225_600))
+            transactionId: "B-\(seq)", purchaseTime: Date(timeIntervalSince1970: 1_767_225_600 + Double(n) * 7.3))
 }
+
+/// The benchmark's users: a thousand of them, so that payments spread over the indexes as real ones do.
+func benchUser(_ n: Int) -> String { "bench-\(n % 1000)" }
