@@ -98,23 +98,25 @@ BEGIN
     SELECT version, head_hash INTO v_version, v_prev
       FROM ledger.streams WHERE stream = p_stream FOR UPDATE;
     IF NOT FOUND THEN
-        -- A new stream: serialise its creators, then look again.
-        PERFORM pg_advisory_xact_lock(hashtextextended('stream:' || p_stream, 0));
-        SELECT version, head_hash INTO v_version, v_prev
-          FROM ledger.streams WHERE stream = p_stream FOR UPDATE;
-    END IF;
-    IF NOT FOUND THEN
-        v_version := 0;
-        v_prev := '\x'::bytea;
+        -- A new stream: claim it. A concurrent creator makes this insert wait for its commit and
+        -- then do nothing; the stream is then read again, locked, as any other.
+        v_hash := ledger.event_hash('\x'::bytea, p_stream, 1, p_type, p_occurred_at, p_data);
+        INSERT INTO ledger.streams (stream, version, head_hash) VALUES (p_stream, 1, v_hash)
+        ON CONFLICT (stream) DO NOTHING;
+        IF FOUND THEN
+            v_version := 0;
+            v_prev := '\x'::bytea;
+        ELSE
+            SELECT version, head_hash INTO v_version, v_prev
+              FROM ledger.streams WHERE stream = p_stream FOR UPDATE;
+        END IF;
     END IF;
     IF p_expected_version IS NOT NULL AND p_expected_version <> v_version THEN
         RAISE EXCEPTION 'stream % is at version %, not the expected %', p_stream, v_version, p_expected_version
             USING ERRCODE = 'serialization_failure';
     END IF;
-    v_hash := ledger.event_hash(v_prev, p_stream, v_version + 1, p_type, p_occurred_at, p_data);
-    IF v_version = 0 THEN
-        INSERT INTO ledger.streams (stream, version, head_hash) VALUES (p_stream, 1, v_hash);
-    ELSE
+    IF v_version > 0 THEN
+        v_hash := ledger.event_hash(v_prev, p_stream, v_version + 1, p_type, p_occurred_at, p_data);
         UPDATE ledger.streams SET version = v_version + 1, head_hash = v_hash WHERE stream = p_stream;
     END IF;
     INSERT INTO ledger.events (stream, version, type, data, occurred_at, prev_hash, hash)

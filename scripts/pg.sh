@@ -90,6 +90,7 @@ listen_addresses = ''
 unix_socket_directories = '$sock'
 port = $PG_PORT
 max_connections = 300
+max_locks_per_transaction = 256
 shared_buffers = 512MB
 max_wal_size = 4GB
 log_min_messages = warning

@@ -10,8 +10,8 @@ struct Ingest: ParsableCommand {
     @Argument(help: "The NDJSON file, or - for standard input.")
     var file: String = "-"
 
-    @Option(help: "Lines per transaction (one round trip each).")
-    var batchSize: Int = 500
+    @Option(help: "Lines per transaction (one round trip each); a batch the server's lock table cannot hold is split.")
+    var batchSize: Int = 200
 
     @OptionGroup var database: DatabaseOptions
 

@@ -23,6 +23,8 @@ public struct SQLState: RawRepresentable, Hashable, Sendable, CustomStringConver
         errorClass == "08" || self == .adminShutdown || self == .crashShutdown || self == .cannotConnectNow
     }
 
+    /// 53200 `out_of_memory`: the server's shared memory, such as its lock table, is full.
+    public static let outOfSharedMemory = SQLState("53200")
     /// 26000 `invalid_sql_statement_name`: no prepared statement of that name.
     public static let invalidStatementName = SQLState("26000")
     /// 0A000 `feature_not_supported` (also "cached plan must not change result type").

@@ -27,7 +27,7 @@ public struct Ingestor {
     private var connection: Connection?
 
     /// - Parameter connect: opens a connection; called again after a connection was lost.
-    public init(batchSize: Int = 500, connect: @escaping () throws -> Connection) {
+    public init(batchSize: Int = 200, connect: @escaping () throws -> Connection) {
         self.batchSize = max(1, batchSize)
         self.connect = connect
     }
@@ -94,6 +94,12 @@ public struct Ingestor {
             do {
                 let conn = try openConnection()
                 return try conn.executeBatch(commands)
+            } catch let error as PostgresError where error.sqlState == .outOfSharedMemory && commands.count > 1 {
+                // The server's lock table is full (each line holds a few transaction locks until
+                // its batch commits): nothing was committed; run the batch as two smaller ones.
+                summary.retries += 1
+                let half = commands.count / 2
+                return try execute(Array(commands[..<half]), &summary) + execute(Array(commands[half...]), &summary)
             } catch let error as PostgresError {
                 let retriable = error.sqlState == .deadlockDetected || error.sqlState == .serializationFailure
                     || error.isStalePreparedStatement
