@@ -43,7 +43,16 @@ BEGIN
             refunded_at             timestamptz,
             refund_reason           text,
             refunded_position       bigint,
-            CONSTRAINT payments_store_transaction_key UNIQUE (store_code, transaction_id)
+            CONSTRAINT payments_store_transaction_key UNIQUE (store_code, transaction_id),
+            -- The library validates every command; these hold for anyone who calls the command
+            -- functions directly (a ledger_writer login): a violation refuses the whole command.
+            CONSTRAINT payments_valid CHECK (
+                store_code IN ('AS', 'GG')
+                AND product_type IN ('CONSUMABLE', 'AUTO_RENEWABLE', 'CONSUMABLE_AUTO_RENEWABLE')
+                AND price >= 0 AND price <> 'NaN' AND currency ~ '^[A-Z]{3}$'
+                AND length(token_sha256) = 32 AND user_id <> '' AND payment_seq <> ''
+                AND product_id <> '' AND transaction_id <> ''
+                AND (product_type = 'CONSUMABLE' OR expiry_time > purchase_time))
         );
         CREATE INDEX payments_unconsumed_idx ON %1$I.payments (user_id, purchase_time, payment_seq)
             WHERE consumed_at IS NULL AND refunded_at IS NULL AND product_type <> 'AUTO_RENEWABLE';

@@ -20,11 +20,12 @@ RETURNS ledger.command_result
 LANGUAGE sql IMMUTABLE
 RETURN ROW('rejected', p_code, p_message, p_payment_seq, NULL, NULL, NULL)::ledger.command_result;
 
--- Compares two digests without stopping at the first differing byte.
+-- Compares two digests without stopping at the first differing byte; false (never null) for
+-- a missing or empty digest.
 CREATE FUNCTION ledger.digest_equal(a bytea, b bytea) RETURNS boolean
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
-RETURN length(a) = length(b)
-   AND (SELECT bit_or(get_byte(a, i) # get_byte(b, i)) FROM generate_series(0, length(a) - 1) AS i) = 0;
+RETURN coalesce(length(a) = length(b) AND length(a) > 0
+   AND (SELECT bit_or(get_byte(a, i) # get_byte(b, i)) FROM generate_series(0, length(a) - 1) AS i) = 0, false);
 
 -- The first field in which a payment event differs from the recorded payment, or null.
 -- (Projection tables are only ever named inside string bodies, which resolve names when they
@@ -32,18 +33,18 @@ RETURN length(a) = length(b)
 CREATE FUNCTION ledger.payment_difference(p_seq text, d jsonb) RETURNS text
 LANGUAGE sql STABLE AS $$
 SELECT CASE
-    WHEN p.store_code <> d->>'storeCode' THEN 'storeCode'
-    WHEN p.product_type <> d->>'productType' THEN 'productType'
-    WHEN p.price <> (d->>'price')::numeric THEN 'price'
-    WHEN p.currency <> d->>'currency' THEN 'currency'
-    WHEN p.transaction_id <> d->>'transactionId' THEN 'transactionId'
+    WHEN p.store_code IS DISTINCT FROM d->>'storeCode' THEN 'storeCode'
+    WHEN p.product_type IS DISTINCT FROM d->>'productType' THEN 'productType'
+    WHEN p.price IS DISTINCT FROM (d->>'price')::numeric THEN 'price'
+    WHEN p.currency IS DISTINCT FROM d->>'currency' THEN 'currency'
+    WHEN p.transaction_id IS DISTINCT FROM d->>'transactionId' THEN 'transactionId'
     WHEN coalesce(p.original_transaction_id, p.transaction_id)
-         <> coalesce(d->>'originalTransactionId', d->>'transactionId') THEN 'originalTransactionId'
-    WHEN p.purchase_time <> (d->>'purchaseTime')::timestamptz THEN 'purchaseTime'
+         IS DISTINCT FROM coalesce(d->>'originalTransactionId', d->>'transactionId') THEN 'originalTransactionId'
+    WHEN p.purchase_time IS DISTINCT FROM (d->>'purchaseTime')::timestamptz THEN 'purchaseTime'
     WHEN p.expiry_time IS DISTINCT FROM (d->>'expiryTime')::timestamptz THEN 'expiryTime'
     WHEN p.payload IS DISTINCT FROM ledger.payload_bytes(d) THEN 'payload'
-    WHEN p.sandbox_payment <> (d->>'sandboxPayment')::boolean THEN 'sandboxPayment'
-    WHEN p.promotion_payment <> (d->>'promotionPayment')::boolean THEN 'promotionPayment'
+    WHEN p.sandbox_payment IS DISTINCT FROM (d->>'sandboxPayment')::boolean THEN 'sandboxPayment'
+    WHEN p.promotion_payment IS DISTINCT FROM (d->>'promotionPayment')::boolean THEN 'promotionPayment'
     WHEN p.product_seq IS DISTINCT FROM (d->>'productSeq')::bigint THEN 'productSeq'
     WHEN NOT ledger.digest_equal(p.token_sha256, decode(d->>'purchaseTokenSha256', 'hex')) THEN 'purchaseToken'
 END
@@ -78,9 +79,9 @@ BEGIN
         RETURN ledger.rejected('PAYMENT_CONFLICT',
             format('transaction %s of store %s is already recorded as payment %s', v_txid, v_store, p.payment_seq), v_seq);
     ELSIF FOUND THEN
-        IF p.user_id <> d->>'userId' THEN
+        IF p.user_id IS DISTINCT FROM d->>'userId' THEN
             RETURN ledger.rejected('USER_INVALID', format('payment %s belongs to another user', v_seq), v_seq);
-        ELSIF p.product_id <> d->>'productId' THEN
+        ELSIF p.product_id IS DISTINCT FROM d->>'productId' THEN
             RETURN ledger.rejected('PRODUCT_INVALID',
                 format('payment %s was recorded for product %s, not %s', v_seq, p.product_id, d->>'productId'), v_seq);
         END IF;
@@ -96,14 +97,14 @@ BEGIN
         SELECT user_id, product_id, product_type INTO l FROM ledger.lineages
          WHERE store_code = v_store AND original_transaction_id = v_lineage;
         IF FOUND THEN
-            IF l.user_id <> d->>'userId' THEN
+            IF l.user_id IS DISTINCT FROM d->>'userId' THEN
                 RETURN ledger.rejected('USER_INVALID',
                     format('subscription %s of store %s belongs to another user', v_lineage, v_store), v_seq);
-            ELSIF l.product_id <> d->>'productId' THEN
+            ELSIF l.product_id IS DISTINCT FROM d->>'productId' THEN
                 RETURN ledger.rejected('PRODUCT_INVALID',
                     format('subscription %s of store %s is for product %s, not %s',
                            v_lineage, v_store, l.product_id, d->>'productId'), v_seq);
-            ELSIF l.product_type <> v_type THEN
+            ELSIF l.product_type IS DISTINCT FROM v_type THEN
                 RETURN ledger.rejected('PRODUCT_INVALID',
                     format('subscription %s of store %s is %s, not %s', v_lineage, v_store, l.product_type, v_type), v_seq);
             END IF;
@@ -136,7 +137,7 @@ BEGIN
       FROM ledger.payments WHERE payment_seq = p_payment_seq FOR UPDATE;
     IF NOT FOUND THEN
         RETURN ledger.rejected('NOT_FOUND', format('no payment %s', p_payment_seq), p_payment_seq);
-    ELSIF p.user_id <> p_user_id THEN
+    ELSIF p.user_id IS DISTINCT FROM p_user_id THEN
         RETURN ledger.rejected('USER_INVALID', format('payment %s belongs to another user', p_payment_seq), p_payment_seq);
     ELSIF NOT ledger.digest_equal(p.token_sha256, p_token_sha256) THEN
         RETURN ledger.rejected('TOKEN_INVALID',

@@ -37,6 +37,8 @@ struct FieldReader {
         let length = text.unicodeScalars.count
         guard length >= 1 else { throw invalid(name, "must not be empty") }
         guard length <= maxLength else { throw invalid(name, "longer than \(maxLength) characters") }
+        // libpq cannot send U+0000 in a text parameter: refuse the line rather than fail the batch.
+        guard !text.unicodeScalars.contains("\u{0}") else { throw invalid(name, "contains U+0000") }
         return text
     }
 
@@ -93,10 +95,10 @@ struct FieldReader {
             if let type = ProductType(rawValue: text) { return type }
             if let number = Int(text), let type = ProductType(toastNumber: number) { return type }
             throw LedgerError(.unknownProductType,
-                              "\(field(name)): unknown product type \"\(text)\" (expected CONSUMABLE, AUTO_RENEWABLE or CONSUMABLE_AUTO_RENEWABLE)")
+                              "\(field(name)): unknown product type \"\(text.prefix(40))\" (expected CONSUMABLE, AUTO_RENEWABLE or CONSUMABLE_AUTO_RENEWABLE)")
         case .number(let literal):
             if let number = Int(literal), let type = ProductType(toastNumber: number) { return type }
-            throw LedgerError(.unknownProductType, "\(field(name)): unknown product type \(literal) (expected 1, 2 or 3)")
+            throw LedgerError(.unknownProductType, "\(field(name)): unknown product type \(literal.prefix(40)) (expected 1, 2 or 3)")
         default:
             throw invalid(name, "expected a string, got \(value.typeName)")
         }
@@ -138,7 +140,8 @@ struct FieldReader {
             }
             return stamp.date
         case .number(let literal):
-            guard let millis = Int64(literal), abs(millis) < 253_402_300_800_000 else {
+            // The years 0001-9999, as for ISO-8601 text (PostgreSQL's timestamptz ends in 4713 BC).
+            guard let millis = Int64(literal), (-62_135_596_800_000..<253_402_300_800_000).contains(millis) else {
                 throw invalid(name, "expected integer epoch milliseconds, got \(literal.prefix(40))")
             }
             if millis == 0 && zeroIsAbsent { return nil }

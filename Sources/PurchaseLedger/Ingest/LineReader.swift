@@ -47,8 +47,11 @@ public struct LineReader {
                     lineNumber += 1
                     return .tooLong(skipped + (newline - lineStart))
                 }
-                if end > lineStart, buffer[end - 1] == UInt8(ascii: "\r") { end -= 1 }
                 lineNumber += 1
+                // Also when the whole line arrived in one read: the limit must not depend on
+                // where the line falls in the input's chunks.
+                if newline - lineStart > maxLineBytes { return .tooLong(newline - lineStart) }
+                if end > lineStart, buffer[end - 1] == UInt8(ascii: "\r") { end -= 1 }
                 return .text(buffer[lineStart..<end])
             }
             if atEOF {
@@ -56,6 +59,7 @@ public struct LineReader {
                 lineNumber += 1
                 defer { start = buffer.count; overflow = nil }
                 if let skipped = overflow { return .tooLong(skipped + buffer.count - start) }
+                if buffer.count - start > maxLineBytes { return .tooLong(buffer.count - start) }
                 return .text(buffer[start...])
             }
             // Keep the unfinished line, drop what was returned, and read more.

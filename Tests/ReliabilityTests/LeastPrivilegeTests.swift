@@ -1,0 +1,193 @@
+import Foundation
+import LedgerTestSupport
+import Postgres
+import PurchaseLedger
+import Testing
+
+@Suite("Least privilege and an immutable log")
+struct LeastPrivilegeTests {
+    /// Writes a login role must not be able to make directly, whatever it is granted.
+    static let directWrites: [String] = [
+        "UPDATE ledger.events SET type = 'PaymentRefunded'",
+        "DELETE FROM ledger.events",
+        "TRUNCATE ledger.events",
+        """
+        INSERT INTO ledger.events (stream, version, type, data, occurred_at, prev_hash, hash)
+        VALUES ('payment:X', 1, 'PurchaseRecorded', '{}', now(), '', '')
+        """,
+        """
+        INSERT INTO ledger.payments (payment_seq, user_id, store_code, product_id, product_type, price, currency,
+            transaction_id, purchase_time, sandbox_payment, promotion_payment, token_sha256, kind,
+            recorded_position, recorded_at)
+        VALUES ('X', 'u1', 'AS', 'gem', 'CONSUMABLE', 1, 'USD', 'X', now(), false, false, '', 'purchase', 1, now())
+        """,
+        "UPDATE ledger.payments SET consumed_at = NULL, consumed_position = NULL",
+        "DELETE FROM ledger.payments",
+        "UPDATE ledger.streams SET version = 1",
+        "SELECT ledger.append('payment:X', 'PurchaseRecorded', '{}', now())",
+        "SELECT ledger.record_payment_in_tx('purchase', '{}')",
+        "SELECT ledger.project_range(1, 1)",
+        "SELECT ledger.install_projections('evil')",
+        "CREATE TABLE ledger.evil (x int)",
+    ]
+
+    @Test func aWriterRoleIngestsAndConsumesButCannotChangeTheLogDirectly() async throws {
+        try await TestDatabase.with { db in
+            try await LoginRoles.with(db) { roles in
+                let lines = [
+                    ContractLines.purchase("P-1"), ContractLines.consume("P-1"), ContractLines.purchase("P-2"),
+                    ContractLines.refund("P-2"),
+                    ContractLines.renewalOrPurchase(lineage: "L-1", index: 0, user: "u1"),
+                    ContractLines.cancel(original: "L-1"),
+                    ContractLines.restore(user: "u1", items: [ContractLines.subscriptionPayment(lineage: "L-1", index: 1, user: "u1").fields]),
+                ]
+                let out = try LedgerProcess.run(["ingest", "--database-url", roles.conninfo(roles.writer)],
+                                                input: ContractLines.file(lines))
+                #expect(out.status == 0, "\(out.stderr)")
+                #expect(try IngestResult.all(out.lines).map(\.status)
+                        == ["recorded", "consumed", "recorded", "recorded", "recorded", "recorded", "restored"])
+
+                let writer = try roles.connect(roles.writer)
+                defer { writer.close() }
+                let before = try db.withConnection { try LedgerSnapshot($0) }
+                for statement in Self.directWrites {
+                    #expect(writer.failure(SQL(unsafeSQL: statement)) == .insufficientPrivilege, "as ledger_writer: \(statement)")
+                }
+                #expect(try db.withConnection { try LedgerSnapshot($0) } == before)
+            }
+        }
+    }
+
+    @Test func aReaderRoleQueriesButCannotWrite() async throws {
+        try await TestDatabase.with { db in
+            try await LoginRoles.with(db) { roles in
+                try db.withConnection { c throws in
+                    _ = try c.ingest([ContractLines.purchase("P-1"),
+                                      ContractLines.renewalOrPurchase(lineage: "L-1", index: 0, user: "u1")])
+                }
+                let url = roles.conninfo(roles.reader)
+                let unconsumed = try LedgerProcess.run(["unconsumed", "--user", "u1", "--json", "--database-url", url])
+                #expect(unconsumed.status == 0 && unconsumed.stdout.contains("\"P-1\""), "\(unconsumed.stderr)")
+                let subscriptions = try LedgerProcess.run(["subscriptions", "--user", "u1", "--at", "2026-01-15T00:00:00Z",
+                                                           "--json", "--database-url", url])
+                #expect(subscriptions.status == 0 && subscriptions.stdout.contains("\"L-1\""), "\(subscriptions.stderr)")
+
+                let reader = try roles.connect(roles.reader)
+                defer { reader.close() }
+                // The analytics views, when that schema exists, are the reader's too.
+                let views = try reader.query("""
+                    SELECT table_name::text AS name FROM information_schema.tables
+                     WHERE table_schema = 'analytics' ORDER BY 1
+                    """).map { try $0.decode("name", as: String.self) }
+                for view in views {
+                    #expect(reader.failure("SELECT * FROM analytics.\(identifier: view) LIMIT 1") == nil, "analytics.\(view)")
+                }
+                let before = try db.withConnection { try LedgerSnapshot($0) }
+                let ingest = try LedgerProcess.run(["ingest", "--database-url", url], input: ContractLines.file([ContractLines.purchase("P-2")]))
+                #expect(ingest.status == 2 && ingest.stdout.isEmpty, "a reader ingested: \(ingest.stdout) \(ingest.stderr)")
+                let writes = Self.directWrites + [
+                    "SELECT ledger.record_payment('purchase', '{}')",
+                    "SELECT ledger.consume('P-1', 'u1', sha256('tok-P-1'), now())",
+                    "SELECT ledger.refund('P-1', now(), NULL)",
+                    "SELECT ledger.cancel('AS', 'L-1', now())",
+                    "SELECT ledger.restore('u1', 'AS', now(), '[]')",
+                ]
+                for statement in writes {
+                    #expect(reader.failure(SQL(unsafeSQL: statement)) == .insufficientPrivilege, "as ledger_reader: \(statement)")
+                }
+                #expect(try db.withConnection { try LedgerSnapshot($0) } == before)
+            }
+        }
+    }
+
+    @Test func evenTheOwnerCannotUpdateDeleteOrTruncateTheLog() async throws {
+        try await TestDatabase.with { db in
+            try db.withConnection { c throws in
+                _ = try c.ingest([ContractLines.purchase("P-1"), ContractLines.consume("P-1")])
+                let before = try LedgerSnapshot(c)
+                let hashes = try c.query("SELECT string_agg(encode(hash, 'hex'), ',' ORDER BY position) AS h FROM ledger.events")[0]
+                    .decode("h", as: String.self)
+                for statement in [
+                    "UPDATE ledger.events SET data = data || '{\"userId\":\"thief\"}'",
+                    "DELETE FROM ledger.events WHERE type = 'PaymentConsumed'",
+                    "TRUNCATE ledger.events",
+                    "TRUNCATE ledger.events CASCADE",
+                    "TRUNCATE ledger.streams, ledger.events",
+                    "WITH gone AS (DELETE FROM ledger.events RETURNING 1) SELECT count(*) FROM gone",
+                    """
+                    INSERT INTO ledger.events (position, stream, version, type, data, occurred_at, prev_hash, hash)
+                    OVERRIDING SYSTEM VALUE
+                    SELECT position, stream, version, type, data, occurred_at, prev_hash, hash FROM ledger.events
+                    ON CONFLICT (position) DO UPDATE SET type = 'PaymentRefunded'
+                    """,
+                    """
+                    MERGE INTO ledger.events e USING (SELECT 2 AS p) s ON e.position = s.p
+                    WHEN MATCHED THEN DELETE
+                    """,
+                ] {
+                    #expect(c.failure(SQL(unsafeSQL: statement)) == .insufficientPrivilege, "as the owner: \(statement)")
+                }
+                #expect(try LedgerSnapshot(c) == before)
+                #expect(try c.query("SELECT string_agg(encode(hash, 'hex'), ',' ORDER BY position) AS h FROM ledger.events")[0]
+                    .decode("h", as: String.self) == hashes)
+            }
+        }
+    }
+
+    /// The command functions are the writer's only door, so they must not trust their arguments:
+    /// SQL's NULL makes every comparison unknown, and an unknown check must refuse, not pass.
+    @Test func aWriterCannotConsumeWithoutTheRightTokenAndUser() async throws {
+        try await TestDatabase.with { db in
+            try await LoginRoles.with(db) { roles in
+                try db.withConnection { c throws in _ = try c.ingest([ContractLines.purchase("P-1")]) }
+                let writer = try roles.connect(roles.writer)
+                defer { writer.close() }
+                for (user, digest, code) in [("'u1'", "NULL", "TOKEN_INVALID"), ("NULL", "sha256('tok-P-1')", "USER_INVALID"),
+                                             ("'u1'", "''::bytea", "TOKEN_INVALID"), ("'u1'", "sha256('tok-P-2')", "TOKEN_INVALID"),
+                                             ("'u2'", "sha256('tok-P-1')", "USER_INVALID")] {
+                    let row = try writer.query(SQL(unsafeSQL: """
+                        SELECT status, code FROM ledger.consume('P-1', \(user), \(digest), now())
+                        """))[0]
+                    let status = try row.decode("status", as: String.self), got = try row.decode("code", as: String?.self)
+                    #expect(status == "rejected" && got == code, "user \(user), digest \(digest): \(status) \(got ?? "")")
+                }
+                #expect(try writer.query("SELECT count(*)::bigint AS n FROM ledger.payments WHERE consumed_at IS NOT NULL")[0]
+                    .decode("n", as: Int.self) == 0)
+            }
+        }
+    }
+
+    /// The command functions are a writer's only way to write, so they are where the contract's
+    /// rules must hold for it: what `ledger ingest` refuses, a direct call must not record either.
+    @Test(arguments: [
+        ("storeCode", "\"ZZ\""), ("productType", "\"FOO\""), ("price", "\"-5\""), ("price", "\"NaN\""),
+        ("currency", "\"usd\""), ("purchaseTokenSha256", "\"\""), ("purchaseTokenSha256", "\"00\""),
+        ("userId", "\"\""), ("paymentSeq", "\"\""),
+    ])
+    func aWriterCannotRecordWhatIngestRefuses(field: String, value: String) async throws {
+        try await TestDatabase.with { db in
+            try await LoginRoles.with(db) { roles in
+                let writer = try roles.connect(roles.writer)
+                defer { writer.close() }
+                var event: [String: String] = [
+                    "userId": "\"u1\"", "storeCode": "\"AS\"", "productId": "\"gem_100\"", "productType": "\"CONSUMABLE\"",
+                    "price": "\"0.99\"", "currency": "\"USD\"", "paymentSeq": "\"P-1\"", "transactionId": "\"T-1\"",
+                    "originalTransactionId": "null", "purchaseTime": "\"2026-01-01T00:00:00.000000Z\"", "expiryTime": "null",
+                    "payload": "null", "sandboxPayment": "false", "promotionPayment": "false", "productSeq": "null",
+                    "purchaseTokenSha256": "\"" + String(repeating: "ab", count: 32) + "\"",
+                ]
+                event[field] = value
+                let data = "{" + event.map { "\"\($0.key)\":\($0.value)" }.joined(separator: ",") + "}"
+                let status: String
+                do {
+                    status = try writer.query("SELECT status FROM ledger.record_payment('purchase', \(data)::jsonb)")[0]
+                        .decode("status", as: String.self)
+                } catch {
+                    status = "error"  // refused by the database: fine, as long as nothing was written
+                }
+                #expect(status != "recorded", "\(field) = \(value) was recorded")
+                #expect(try db.withConnection { try $0.count("SELECT count(*) FROM ledger.events") } == 0)
+            }
+        }
+    }
+}

@@ -1,0 +1,131 @@
+import Foundation
+import LedgerTestSupport
+import Postgres
+import PurchaseLedger
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A throwaway PostgreSQL cluster of one test's own, for what must not happen to the shared test
+/// server (other suites run on it in parallel): crashing it, or logging every statement.
+///
+/// It lives in a fresh folder under /tmp (data, unix socket and log), listens on no TCP port,
+/// trusts local connections, and is stopped and deleted by `with`. The binaries come from
+/// `LEDGER_PG_BIN` (default /usr/lib/postgresql/15/bin). PostgreSQL refuses to run as root, so
+/// when the tests run as root the cluster runs as `LEDGER_PG_OS_USER` (default `ledgerpg`, the
+/// user scripts/pg.sh creates) through `runuser`, as scripts/pg.sh does.
+final class PrivateCluster: @unchecked Sendable {
+    // @unchecked: immutable after init; the methods run external commands only.
+    let directory: ScratchDirectory
+    let port: Int
+    var dataDirectory: String { directory.file("data") }
+    var logFile: String { directory.file("postgres.log") }
+    /// Conninfo of the cluster's superuser `ledger`, without dbname.
+    var server: String { "host=\(directory.url.path) port=\(port) user=ledger" }
+    /// Conninfo of the migrated database `ledger`.
+    var conninfo: String { "\(server) dbname=ledger" }
+
+    private static var binaries: String {
+        ProcessInfo.processInfo.environment["LEDGER_PG_BIN"].flatMap { $0.isEmpty ? nil : $0 } ?? "/usr/lib/postgresql/15/bin"
+    }
+    private static var osUser: String {
+        ProcessInfo.processInfo.environment["LEDGER_PG_OS_USER"].flatMap { $0.isEmpty ? nil : $0 } ?? "ledgerpg"
+    }
+
+    /// Creates, starts and migrates a cluster with `settings` added to postgresql.conf, runs
+    /// `body`, then stops the cluster and deletes its folder, whatever `body` did.
+    static func with<T>(settings: [String] = [], _ body: (PrivateCluster) async throws -> T) async throws -> T {
+        let cluster = try PrivateCluster()
+        defer { cluster.destroy() }
+        try cluster.create(settings: settings)
+        try cluster.start()
+        let admin = try Connection.connect(ConnectionConfiguration("\(cluster.server) dbname=postgres"))
+        try admin.executeScript(unsafeSQL: "CREATE DATABASE ledger")
+        admin.close()
+        let connection = try cluster.connect()
+        try Migrator().migrate(connection)
+        connection.close()
+        return try await body(cluster)
+    }
+
+    private init() throws {
+        directory = try ScratchDirectory()
+        port = 20000 + Int.random(in: 0..<30000)
+        if getuid() == 0 {
+            guard let account = getpwnam(Self.osUser) else {
+                throw TestSetupError("the OS user \(Self.osUser) for PostgreSQL does not exist (scripts/dev start creates it)")
+            }
+            guard chown(directory.url.path, account.pointee.pw_uid, account.pointee.pw_gid) == 0 else {
+                throw TestSetupError("cannot hand \(directory.url.path) to \(Self.osUser)")
+            }
+        }
+    }
+
+    private func create(settings: [String]) throws {
+        try pg("initdb", ["-D", dataDirectory, "-U", "ledger", "--auth=trust", "-E", "UTF8",
+                               "--locale=C.UTF-8", "--no-sync"])
+        let conf = ([
+            "listen_addresses = ''",
+            "unix_socket_directories = '\(directory.url.path)'",
+            "port = \(port)",
+            "max_connections = 60",
+            "shared_buffers = 32MB",
+        ] + settings).joined(separator: "\n") + "\n"
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: dataDirectory + "/postgresql.conf"))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data(conf.utf8))
+        try handle.close()
+    }
+
+    /// Starts the server and waits until it accepts connections (crash recovery included).
+    func start() throws {
+        try pg("pg_ctl", ["-D", dataDirectory, "-l", logFile, "-w", "-t", "120", "start"])
+    }
+
+    /// `pg_ctl stop -m immediate`: every server process quits at once, without a checkpoint, as in a crash.
+    func stopImmediately() throws {
+        try pg("pg_ctl", ["-D", dataDirectory, "-m", "immediate", "-w", "stop"])
+    }
+
+    func connect() throws -> Connection {
+        try Connection.connect(ConnectionConfiguration(conninfo))
+    }
+
+    /// The server's log so far.
+    var log: String {
+        (try? String(contentsOfFile: logFile, encoding: .utf8)) ?? ""
+    }
+
+    private func destroy() {
+        if FileManager.default.fileExists(atPath: dataDirectory + "/postmaster.pid") {
+            _ = try? pg("pg_ctl", ["-D", dataDirectory, "-m", "immediate", "-w", "stop"])
+        }
+        directory.remove()
+    }
+
+    /// Runs a PostgreSQL program as the cluster's OS user and waits for it; throws with its
+    /// output when it fails. (posix_spawn and waitpid rather than Foundation's Process, whose
+    /// waitUntilExit was seen to miss the exit of `runuser pg_ctl start` and wait forever.)
+    private func pg(_ program: String, _ arguments: [String]) throws {
+        let path = Self.binaries + "/" + program
+        let argv = getuid() == 0 ? ["/usr/sbin/runuser", "-u", Self.osUser, "--", path] + arguments : [path] + arguments
+        let output = directory.file("\(program).out")
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        var pid: pid_t = 0
+        let cArguments = argv.map { strdup($0) } + [nil]
+        defer { cArguments.forEach { free($0) } }
+        let spawned = posix_spawn(&pid, argv[0], &actions, nil, cArguments, environ)
+        guard spawned == 0 else { throw TestSetupError("cannot start \(argv[0]): \(String(cString: strerror(spawned)))") }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+        guard status == 0 else {
+            throw TestSetupError("\(program) \(arguments.joined(separator: " ")) failed (status \(status)): \(text)")
+        }
+    }
+}
