@@ -38,7 +38,7 @@ struct LedgerProcess {
         let running = Running(process: process, stdout: stdout, stderr: stderr)
         if let input {
             DispatchQueue.global().async {
-                stdin.fileHandleForWriting.write(Data(input.utf8))
+                writeAll(stdin.fileHandleForWriting, Data(input.utf8))
                 try? stdin.fileHandleForWriting.close()
             }
         } else {
@@ -56,12 +56,12 @@ struct LedgerProcess {
             self.process = process
             group.enter()
             DispatchQueue.global().async { [self] in
-                out = stdout.fileHandleForReading.readDataToEndOfFile()
+                out = readAll(stdout.fileHandleForReading)
                 group.leave()
             }
             group.enter()
             DispatchQueue.global().async { [self] in
-                err = stderr.fileHandleForReading.readDataToEndOfFile()
+                err = readAll(stderr.fileHandleForReading)
                 group.leave()
             }
         }

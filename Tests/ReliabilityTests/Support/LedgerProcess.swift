@@ -47,7 +47,7 @@ struct LedgerProcess {
         let running = Running(process: process, stdout: stdout, stderr: stderr)
         if let input {
             DispatchQueue.global().async {
-                try? stdin.fileHandleForWriting.write(contentsOf: Data(input.utf8))
+                writeAll(stdin.fileHandleForWriting, Data(input.utf8))
                 try? stdin.fileHandleForWriting.close()
             }
         } else {
@@ -74,7 +74,7 @@ struct LedgerProcess {
             group.enter()
             DispatchQueue.global().async { [self] in
                 while true {
-                    let chunk = handle.availableData
+                    let chunk = readChunk(handle)
                     if chunk.isEmpty { break }
                     lock.withLock { if toStandardOutput { out.append(chunk) } else { err.append(chunk) } }
                 }

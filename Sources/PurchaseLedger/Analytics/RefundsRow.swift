@@ -1,0 +1,64 @@
+import Postgres
+
+/// One period, store and currency of `ledger analytics refunds`.
+public struct RefundsRow: AnalyticsRow, Hashable {
+    /// The period's first day (periods by refund time).
+    public var period: CalendarDay
+    /// The store.
+    public var storeCode: StoreCode
+    /// The ISO 4217 currency: money is never converted.
+    public var currency: String
+    /// Payments refunded in the period.
+    public var refunds: Int
+    /// Sum of their prices.
+    public var amount: PostgresNumeric
+    /// Of those, payments consumed at or before the refund: goods handed out, then the money
+    /// taken back (the fraud signal).
+    public var refundsAfterConsume: Int
+    /// Sum of their prices.
+    public var amountAfterConsume: PostgresNumeric
+
+    /// A row with these values.
+    public init(period: CalendarDay, storeCode: StoreCode, currency: String, refunds: Int,
+                amount: PostgresNumeric, refundsAfterConsume: Int, amountAfterConsume: PostgresNumeric) {
+        self.period = period
+        self.storeCode = storeCode
+        self.currency = currency
+        self.refunds = refunds
+        self.amount = amount
+        self.refundsAfterConsume = refundsAfterConsume
+        self.amountAfterConsume = amountAfterConsume
+    }
+
+    /// The column names, in order.
+    public static let columns = ["period", "storeCode", "currency", "refunds", "amount",
+                                 "refundsAfterConsume", "amountAfterConsume"]
+
+    /// The cells, in the order of `columns`.
+    public var values: [AnalyticsValue] {
+        [.text(period.description), .text(storeCode.rawValue), .text(currency), .count(refunds), .decimal(amount),
+         .count(refundsAfterConsume), .decimal(amountAfterConsume)]
+    }
+}
+
+extension Connection {
+    /// Refunds per period, store and currency, ordered by period, store, currency.
+    public func refunds(_ q: AnalyticsQuery) throws -> [RefundsRow] {
+        let rows = try query("""
+            SELECT to_char(period, 'YYYY-MM-DD') AS period, store_code, currency,
+                   sum(refunds)::bigint AS refunds, sum(amount) AS amount,
+                   sum(refunds_after_consume)::bigint AS refunds_after_consume,
+                   sum(amount_after_consume) AS amount_after_consume
+              FROM analytics.refunds(\(q.from.description)::date, \(q.to.description)::date, \(q.by.rawValue), \(q.includeSandbox))
+             WHERE store_code = ANY(string_to_array(\(q.storeList), ','))
+             GROUP BY 1, 2, 3
+             ORDER BY 1, 2, 3
+            """)
+        return try rows.map { row in
+            RefundsRow(period: try row.decodeDay("period"), storeCode: try row.decodeEnum("store_code"),
+                       currency: try row.decode("currency"), refunds: try row.decode("refunds"),
+                       amount: try row.decode("amount"), refundsAfterConsume: try row.decode("refunds_after_consume"),
+                       amountAfterConsume: try row.decode("amount_after_consume"))
+        }
+    }
+}

@@ -1,0 +1,81 @@
+import Foundation
+import Postgres
+
+/// One period, store and currency of `ledger analytics revenue` (CONTRACT.md §3.4).
+public struct RevenueRow: AnalyticsRow, Hashable {
+    /// The period's first day.
+    public var period: CalendarDay
+    /// The store.
+    public var storeCode: StoreCode
+    /// The ISO 4217 currency: money is never converted.
+    public var currency: String
+    /// Payments purchased in the period.
+    public var payments: Int
+    /// Sum of their prices.
+    public var gross: PostgresNumeric
+    /// Sum of the prices of the payments refunded in the period (by refund time).
+    public var refunds: PostgresNumeric
+    /// `gross - refunds`.
+    public var net: PostgresNumeric
+
+    /// A row with these values.
+    public init(period: CalendarDay, storeCode: StoreCode, currency: String, payments: Int,
+                gross: PostgresNumeric, refunds: PostgresNumeric, net: PostgresNumeric) {
+        self.period = period
+        self.storeCode = storeCode
+        self.currency = currency
+        self.payments = payments
+        self.gross = gross
+        self.refunds = refunds
+        self.net = net
+    }
+
+    /// The column names, in order.
+    public static let columns = ["period", "storeCode", "currency", "payments", "gross", "refunds", "net"]
+
+    /// The cells, in the order of `columns`.
+    public var values: [AnalyticsValue] {
+        [.text(period.description), .text(storeCode.rawValue), .text(currency), .count(payments),
+         .decimal(gross), .decimal(refunds), .decimal(net)]
+    }
+}
+
+extension Connection {
+    /// Revenue per period, store and currency, ordered by period, store, currency: the products
+    /// of `analytics.revenue` summed. Only combinations with a payment or a refund have a row.
+    public func revenue(_ q: AnalyticsQuery) throws -> [RevenueRow] {
+        let rows = try query("""
+            SELECT to_char(period, 'YYYY-MM-DD') AS period, store_code, currency,
+                   sum(payments)::bigint AS payments, sum(gross) AS gross, sum(refunds) AS refunds, sum(net) AS net
+              FROM analytics.revenue(\(q.from.description)::date, \(q.to.description)::date, \(q.by.rawValue), \(q.includeSandbox))
+             WHERE store_code = ANY(string_to_array(\(q.storeList), ','))
+             GROUP BY 1, 2, 3
+             ORDER BY 1, 2, 3
+            """)
+        return try rows.map { row in
+            RevenueRow(period: try row.decodeDay("period"), storeCode: try row.decodeEnum("store_code"),
+                       currency: try row.decode("currency"), payments: try row.decode("payments"),
+                       gross: try row.decode("gross"), refunds: try row.decode("refunds"), net: try row.decode("net"))
+        }
+    }
+
+    /// The periods of a report, in order, as `analytics.periods` cuts them.
+    public func periods(_ q: AnalyticsQuery) throws -> [CalendarDay] {
+        try query("""
+            SELECT to_char(period, 'YYYY-MM-DD') AS period
+              FROM analytics.periods(\(q.from.description)::date, \(q.to.description)::date, \(q.by.rawValue))
+             ORDER BY 1
+            """).map { try $0.decodeDay("period") }
+    }
+}
+
+extension Row {
+    /// Decodes a `YYYY-MM-DD` text column.
+    func decodeDay(_ column: String) throws -> CalendarDay {
+        let text = try decode(column, as: String.self)
+        guard let day = CalendarDay(text) else {
+            throw PostgresError(kind: .decoding, message: "column \(column): \"\(text)\" is not a YYYY-MM-DD day")
+        }
+        return day
+    }
+}

@@ -1,0 +1,89 @@
+import Foundation
+import Postgres
+
+/// Follows `ledger.events` in a global order without ever skipping an event that commits late.
+///
+/// Reading `WHERE position > last` loses events: a position is taken when the event is
+/// inserted, but the event becomes visible when its transaction commits, so a reader can pass
+/// position 11 (committed) while 10 is still in flight, and never see 10. This reader orders by
+/// `(tx, position)` (the appending transaction's id, then the position) and only reads events
+/// whose transaction is older than every transaction still running
+/// (`tx < pg_snapshot_xmin(pg_current_snapshot())`): such events are final, and every event that
+/// commits later has a greater `tx` than any it has returned. Events of one transaction come
+/// together, in position order; transactions come in the order they were given ids, which is
+/// not always commit order, so two transactions' events on one stream may arrive out of version
+/// order. The price is latency: an event waits until every transaction that was running when it
+/// was appended has ended, in any database of the server.
+public struct CatchUpReader: Sendable {
+    /// A place in the order: the last event read. `.start` is before every event.
+    public struct Checkpoint: Sendable, Hashable, Comparable {
+        /// The appending transaction's id (`xid8`).
+        public var transaction: UInt64
+        /// The event's position.
+        public var position: Int64
+
+        public init(transaction: UInt64, position: Int64) {
+            self.transaction = transaction
+            self.position = position
+        }
+
+        /// Before every event.
+        public static let start = Checkpoint(transaction: 0, position: 0)
+
+        public static func < (a: Self, b: Self) -> Bool {
+            (a.transaction, a.position) < (b.transaction, b.position)
+        }
+    }
+
+    /// One event of the log.
+    public struct Event: Sendable, Hashable {
+        public var position: Int64
+        public var transaction: UInt64
+        public var stream: String
+        public var version: Int
+        public var type: String
+        /// The event's data, as JSON text.
+        public var data: String
+        public var occurredAt: Date
+        public var recordedAt: Date
+
+        /// The checkpoint just after this event.
+        public var checkpoint: Checkpoint { Checkpoint(transaction: transaction, position: position) }
+    }
+
+    /// The last event read; the next read continues after it. Store it to resume later.
+    public private(set) var checkpoint: Checkpoint
+    /// Events per read, at most.
+    public var batchSize: Int
+
+    public init(after checkpoint: Checkpoint = .start, batchSize: Int = 1000) {
+        self.checkpoint = checkpoint
+        self.batchSize = max(1, batchSize)
+    }
+
+    /// The next events after the checkpoint that are final, at most `batchSize` of them, and
+    /// moves the checkpoint past them. Empty when there is nothing final to read yet. One
+    /// index range scan of `events_tx_position_idx`.
+    public mutating func next(on connection: Connection) throws -> [Event] {
+        let rows = try connection.query("""
+            SELECT tx::text AS tx, position, stream, version, type, data::text AS data, occurred_at, recorded_at
+              FROM ledger.events
+             WHERE (tx, position) > (\(String(checkpoint.transaction))::xid8, \(checkpoint.position)::bigint)
+               AND tx < pg_snapshot_xmin(pg_current_snapshot())
+             ORDER BY tx, position
+             LIMIT \(batchSize)
+            """)
+        let events = try rows.map { row in
+            let tx = try row.decode("tx", as: String.self)
+            guard let transaction = UInt64(tx) else {
+                throw PostgresError(kind: .decoding, message: "column tx: \(tx) is not an xid8")
+            }
+            return Event(position: try row.decode("position"), transaction: transaction,
+                         stream: try row.decode("stream"), version: try row.decode("version"),
+                         type: try row.decode("type"), data: try row.decode("data"),
+                         occurredAt: try row.decode("occurred_at"), recordedAt: try row.decode("recorded_at"))
+        }
+        if let last = events.last { checkpoint = last.checkpoint }
+        return events
+    }
+}

@@ -1,0 +1,52 @@
+/// A set of projections that `ledger.install_projections` (Schema/0002) creates together and
+/// that `ProjectionRebuilder` replays and swaps together. There is one today, `ledger`: the
+/// tables the queries and the command functions read.
+public enum ProjectionSet: String, CaseIterable, Sendable {
+    /// `ledger.payments`, `ledger.lineages`, `ledger.auto_renew_changes`, `ledger.restores`.
+    case ledger
+
+    /// The sets a `--projection NAME` argument names: one set by name, or every set for `all`.
+    /// Throws `RebuildError.unknownProjection` for any other name.
+    public static func named(_ name: String) throws -> [ProjectionSet] {
+        if name == "all" { return allCases }
+        guard let set = ProjectionSet(rawValue: name) else { throw RebuildError.unknownProjection(name) }
+        return [set]
+    }
+
+    /// The schema that holds the live tables.
+    public var liveSchema: String { rawValue }
+
+    /// The tables of the set, with their keys.
+    ///
+    /// Keep this list in step with `ledger.install_projections` (Schema/0002).
+    public var tables: [ProjectionTable] {
+        switch self {
+        case .ledger:
+            [
+                ProjectionTable(name: "payments", key: ["payment_seq"]),
+                // project_range inserts lineages with ON CONFLICT DO NOTHING: a replay needs the key.
+                ProjectionTable(name: "lineages", key: ["store_code", "original_transaction_id"], keyUsedByReplay: true),
+                ProjectionTable(name: "auto_renew_changes", key: ["store_code", "original_transaction_id", "position"]),
+                ProjectionTable(name: "restores", key: ["position"]),
+            ]
+        }
+    }
+}
+
+/// One projection table: its name (the same in the live schema and in a shadow schema) and
+/// the columns of its primary key, by which a verify matches live and replayed rows.
+public struct ProjectionTable: Sendable, Hashable {
+    /// The table name, such as `payments`.
+    public let name: String
+    /// The primary key's columns, in order.
+    public let key: [String]
+    /// Whether project_range relies on the table's keys (ON CONFLICT): a replay then keeps them
+    /// while it loads; otherwise it builds them after the load.
+    public let keyUsedByReplay: Bool
+
+    public init(name: String, key: [String], keyUsedByReplay: Bool = false) {
+        self.name = name
+        self.key = key
+        self.keyUsedByReplay = keyUsedByReplay
+    }
+}

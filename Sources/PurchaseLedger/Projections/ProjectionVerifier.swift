@@ -1,0 +1,127 @@
+import Foundation
+import Postgres
+
+/// Proves the projections true: replays the log into shadow tables (the same definitions as a
+/// rebuild) and compares them row by row with the live tables, in one REPEATABLE READ
+/// transaction, so that both sides reflect exactly the same events while appends go on (it
+/// holds ACCESS SHARE locks on the live tables meanwhile, so a rebuild's swap waits). Nothing
+/// is swapped; the shadow tables (`ledger_verify_<pid>`) are dropped before the transaction
+/// ends, and vanish with it if the verify is killed.
+public struct ProjectionVerifier {
+    /// The projection sets to compare.
+    public var projections: [ProjectionSet]
+    /// Events per replay statement.
+    public var batchSize: Int
+    /// At most this many differing rows are described per table (all are counted).
+    public var maxRowsPerTable: Int
+    let connection: Connection
+
+    public init(connection: Connection, projections: [ProjectionSet] = ProjectionSet.allCases,
+                batchSize: Int = 250_000, maxRowsPerTable: Int = 100) {
+        self.connection = connection
+        self.projections = projections
+        self.batchSize = max(1, batchSize)
+        self.maxRowsPerTable = max(1, maxRowsPerTable)
+    }
+
+    /// Replays and compares. `progress` is called after each batch and at each phase.
+    public func verify(progress: (ReplayProgress) -> Void = { _ in }) throws -> VerifyReport {
+        try connection.execute("SELECT set_config('application_name', 'ledger verify', false)")
+        try connection.executeScript(unsafeSQL: "SET client_min_messages = warning")
+        let pid = try connection.query("SELECT pg_backend_pid() AS pid")[0].decode("pid", as: Int.self)
+        let shadow = "ledger_verify_\(pid)"
+        let live = projections.flatMap { set in set.tables.map { "\(quotedIdentifier(set.liveSchema)).\(quotedIdentifier($0.name))" } }
+        return try connection.repeatableRead { c in
+            // Before the snapshot: hold off a rebuild's swap, which would show this snapshot new
+            // tables whose rows it cannot see.
+            try c.executeScript(unsafeSQL: "LOCK TABLE \(live.joined(separator: ", ")) IN ACCESS SHARE MODE")
+            // Left by this same server process if an earlier verify on it failed half-way.
+            try c.execute("DROP SCHEMA IF EXISTS \(identifier: shadow) CASCADE")
+            let replay = ShadowReplay(schema: shadow, batchSize: batchSize)
+            let kept = Set(projections.flatMap { $0.tables.filter(\.keyUsedByReplay).map(\.name) })
+            let outcome = try replay.run(on: c, deferIndexes: true, keysKept: kept, rebuildIndexes: false,
+                                         unlogged: true, progress: progress)
+            progress(ReplayProgress(phase: .comparing, eventsDone: outcome.events, eventsTotal: outcome.events))
+            var report = VerifyReport(events: outcome.events, lastPosition: outcome.lastPosition)
+            for set in projections {
+                for table in set.tables {
+                    let (count, differences) = try compare(c, table, live: set.liveSchema, shadow: shadow)
+                    report.differingRows[table.name] = count
+                    report.differences += differences
+                }
+            }
+            try c.execute("DROP SCHEMA \(identifier: shadow) CASCADE")
+            return report
+        }
+    }
+
+    /// The number of rows that differ between the live and the replayed table, and the
+    /// differences of the first `maxRowsPerTable` of them, one per differing column.
+    private func compare(_ c: Connection, _ table: ProjectionTable, live: String, shadow: String) throws
+        -> (Int, [ProjectionDifference]) {
+        let join = table.key.map { "s.\(quotedIdentifier($0)) = l.\(quotedIdentifier($0))" }.joined(separator: " AND ")
+        let keys = table.key.enumerated().map { index, column in
+            "coalesce(l.\(quotedIdentifier(column)), s.\(quotedIdentifier(column))) AS k\(index)"
+        }.joined(separator: ", ")
+        let keyText = table.key.enumerated().map { index, _ in "k\(index)::text AS key\(index)" }.joined(separator: ", ")
+        let order = table.key.indices.map { "k\($0)" }.joined(separator: ", ")
+        // Rows compare column by column, and numeric columns also by their text: 0.990 equals
+        // 0.99 as a number, but it is not the price as recorded.
+        let numeric = try c.query("""
+            SELECT attname FROM pg_attribute
+             WHERE attrelid = to_regclass(format('%I.%I', \(live)::text, \(table.name)::text))
+               AND atttypid = 'numeric'::regtype AND attnum > 0 AND NOT attisdropped
+             ORDER BY attnum
+            """).map { try $0.decode(0, as: String.self) }
+        let differs = (["l IS DISTINCT FROM s"] + numeric.map {
+            "l.\(quotedIdentifier($0))::text IS DISTINCT FROM s.\(quotedIdentifier($0))::text"
+        }).joined(separator: " OR ")
+        let rows = try c.query("""
+            WITH differing AS (
+                SELECT \(unsafeSQL: keys), to_jsonb(l) AS live, to_jsonb(s) AS replayed
+                  FROM \(identifier: live).\(identifier: table.name) l
+                  FULL JOIN \(identifier: shadow).\(identifier: table.name) s ON \(unsafeSQL: join)
+                 WHERE \(unsafeSQL: differs)
+            ), shown AS (
+                SELECT * FROM differing ORDER BY \(unsafeSQL: order) LIMIT \(maxRowsPerTable)
+            )
+            SELECT (SELECT count(*) FROM differing)::bigint AS differing, \(unsafeSQL: keyText),
+                   coalesce(live, replayed)->>'user_id' AS user_id,
+                   CASE WHEN live IS NULL THEN 'missing' WHEN replayed IS NULL THEN 'extra' ELSE 'changed' END AS kind,
+                   col.key AS column_name, live->>col.key AS live_value, replayed->>col.key AS replayed_value
+              FROM shown
+              LEFT JOIN LATERAL (
+                    SELECT key FROM jsonb_object_keys(coalesce(live, replayed)) AS key
+                     WHERE live IS NOT NULL AND replayed IS NOT NULL
+                       AND live->>key IS DISTINCT FROM replayed->>key) col ON true
+             ORDER BY \(unsafeSQL: order), column_name
+            """)
+        guard let first = rows.first else { return (0, []) }
+        let differences = try rows.map { row in
+            ProjectionDifference(
+                table: table.name,
+                key: try table.key.indices.map { (table.key[$0], try row.decode("key\($0)", as: String.self)) },
+                userId: try row.decode("user_id"),
+                kind: ProjectionDifference.Kind(rawValue: try row.decode("kind")) ?? .changed,
+                column: try row.decode("column_name"),
+                live: try row.decode("live_value"),
+                replayed: try row.decode("replayed_value"))
+        }
+        return (try first.decode("differing", as: Int.self), differences)
+    }
+}
+
+/// What `ProjectionVerifier.verify` found.
+public struct VerifyReport: Sendable {
+    /// Events the replay applied.
+    public var events: Int
+    /// The greatest position it applied.
+    public var lastPosition: Int64
+    /// Per table, how many rows differ (0 for equal tables).
+    public var differingRows: [String: Int] = [:]
+    /// The differences, table by table, up to the verifier's limit of rows per table.
+    public var differences: [ProjectionDifference] = []
+
+    /// True when every table equals its replay.
+    public var isEqual: Bool { differingRows.values.allSatisfy { $0 == 0 } }
+}

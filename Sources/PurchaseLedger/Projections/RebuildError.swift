@@ -1,0 +1,36 @@
+import Foundation
+
+/// Why a rebuild, a verify or a chain check could not run. The live projections are unchanged
+/// whenever one of these is thrown.
+public enum RebuildError: Error, CustomStringConvertible, Equatable, Sendable {
+    /// `--projection` named a set that does not exist.
+    case unknownProjection(String)
+    /// Another rebuild holds the rebuild lock of this database (`pid`: its server process).
+    case alreadyRunning(pid: Int?)
+    /// The swap could not take its locks within the allowed time: long transactions or queries
+    /// hold the projection tables.
+    case swapLocksUnavailable(seconds: Int, attempts: Int)
+    /// A materialized view reads the projection tables: a swap cannot re-point it.
+    case materializedViewDepends(String)
+    /// The database has not been migrated to the version that has rebuilds (Schema/0005).
+    case notMigrated
+
+    public var description: String {
+        switch self {
+        case .unknownProjection(let name):
+            let known = (ProjectionSet.allCases.map(\.rawValue) + ["all"]).joined(separator: ", ")
+            return "unknown projection \"\(name)\": the projections are \(known)"
+        case .alreadyRunning(let pid):
+            let who = pid.map { " (server process \($0))" } ?? ""
+            return "another ledger rebuild is running on this database\(who); wait for it to finish, or stop it and run this again"
+        case .swapLocksUnavailable(let seconds, let attempts):
+            return "could not lock the projection tables for the swap within \(seconds)s (\(attempts) attempts): "
+                + "long transactions or queries hold them (see pg_locks); the live projections are unchanged, run ledger rebuild again"
+        case .materializedViewDepends(let name):
+            return "the materialized view \(name) reads the projection tables, and a rebuild cannot re-point it: "
+                + "drop it, run ledger rebuild, and create it again"
+        case .notMigrated:
+            return "the database lacks the rebuild and verify functions of Schema/0005_rebuild.sql: run ledger migrate first"
+        }
+    }
+}

@@ -1,0 +1,124 @@
+import Postgres
+
+/// Replays the log into shadow projection tables: `ledger.install_projections(schema)` creates
+/// them and `<schema>.project_range(from, to)` fills them, the same statements the live append
+/// path runs, in batches of `batchSize` events (one statement each, set-based).
+struct ShadowReplay {
+    /// The shadow schema, such as `ledger_rebuild`.
+    let schema: String
+    /// Events per `project_range` call.
+    let batchSize: Int
+
+    /// What a replay saw.
+    struct Outcome {
+        /// The transaction's snapshot (`pg_current_snapshot()` as text): the replay applied
+        /// exactly the events it shows.
+        var snapshot: String
+        /// How many events it applied.
+        var events: Int
+        /// The greatest position it applied (0 for an empty log).
+        var lastPosition: Int64
+    }
+
+    /// Inside an open REPEATABLE READ transaction on `connection`: creates the shadow tables and
+    /// applies every event of the transaction's snapshot.
+    ///
+    /// With `deferIndexes`, the load runs without the indexes it does not need: every secondary
+    /// index, and the primary and unique keys of the tables other than `keysKept` (a table that
+    /// project_range writes with ON CONFLICT needs its key). When `rebuildIndexes`, they are built
+    /// again afterwards from their own definitions (`pg_get_constraintdef`, `pg_get_indexdef`):
+    /// building an index once is much cheaper than maintaining it row by row. `unlogged` skips
+    /// the WAL for tables that never outlive the transaction (a verify).
+    func run(on connection: Connection, deferIndexes: Bool, keysKept: Set<String>, rebuildIndexes: Bool,
+             unlogged: Bool, progress: (ReplayProgress) -> Void) throws -> Outcome {
+        // Sorts (lineages) and hash joins (consumes, refunds) of a batch fit in memory.
+        try connection.execute("SELECT set_config('work_mem', '64MB', true), set_config('maintenance_work_mem', '256MB', true)")
+        try connection.query("SELECT ledger.install_projections(\(schema))")
+        let tables = try connection.query("""
+            SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+             WHERE n.nspname = \(schema) AND c.relkind = 'r' ORDER BY c.relname
+            """).map { try $0.decode(0, as: String.self) }
+        if unlogged {
+            for table in tables { try connection.execute("ALTER TABLE \(identifier: schema).\(identifier: table) SET UNLOGGED") }
+        }
+        let deferred = deferIndexes ? try dropIndexes(connection, keysKept: keysKept) : []
+
+        let head = try connection.query("""
+            SELECT pg_current_snapshot()::text AS snapshot, count(*)::bigint AS events,
+                   coalesce(max(position), 0)::bigint AS last
+              FROM ledger.events
+            """)[0]
+        let total = try head.decode("events", as: Int.self)
+        let last = try head.decode("last", as: Int64.self)
+        // The position that ends each batch of exactly batchSize events (positions have gaps).
+        let ends = try connection.query("""
+            SELECT position FROM (SELECT position, row_number() OVER (ORDER BY position) AS n FROM ledger.events) e
+             WHERE n % \(batchSize) = 0 ORDER BY position
+            """).map { try $0.decode(0, as: Int64.self) }
+        var done = 0
+        var from: Int64 = 1
+        progress(ReplayProgress(phase: .replaying, eventsDone: 0, eventsTotal: total))
+        for end in ends + (ends.last == last ? [] : [last]) where total > 0 {
+            try connection.query("SELECT \(identifier: schema).project_range(\(from), \(end))")
+            done = min(total, done + batchSize)
+            progress(ReplayProgress(phase: .replaying, eventsDone: done, eventsTotal: total))
+            from = end + 1
+        }
+        if rebuildIndexes, !deferred.isEmpty {
+            progress(ReplayProgress(phase: .indexing, eventsDone: total, eventsTotal: total))
+            for statement in deferred { try connection.execute(SQL(unsafeSQL: statement)) }
+        }
+        if rebuildIndexes {
+            for table in tables { try connection.execute("ANALYZE \(identifier: schema).\(identifier: table)") }
+        }
+        return Outcome(snapshot: try head.decode("snapshot"), events: total, lastPosition: last)
+    }
+
+    /// Drops the shadow schema's secondary indexes, and the primary and unique keys of the tables
+    /// not in `keysKept`; returns the statements that make them again, keys first.
+    private func dropIndexes(_ connection: Connection, keysKept: Set<String>) throws -> [String] {
+        let keys = try connection.query("""
+            SELECT t.relname AS table_name, k.conname,
+                   format('ALTER TABLE %I.%I ADD CONSTRAINT %I %s', \(schema)::text, t.relname, k.conname,
+                          pg_get_constraintdef(k.oid)) AS definition
+              FROM pg_constraint k
+              JOIN pg_class t ON t.oid = k.conrelid
+              JOIN pg_namespace n ON n.oid = t.relnamespace
+             WHERE n.nspname = \(schema) AND k.contype IN ('p', 'u')
+             ORDER BY t.relname, k.conname
+            """)
+        var statements: [String] = []
+        for row in keys where !keysKept.contains(try row.decode("table_name", as: String.self)) {
+            try connection.execute("""
+                ALTER TABLE \(identifier: schema).\(identifier: try row.decode("table_name", as: String.self))
+                 DROP CONSTRAINT \(identifier: try row.decode("conname", as: String.self))
+                """)
+            statements.append(try row.decode("definition"))
+        }
+        let indexes = try connection.query("""
+            SELECT c.relname, pg_get_indexdef(i.indexrelid) AS definition
+              FROM pg_index i
+              JOIN pg_class c ON c.oid = i.indexrelid
+              JOIN pg_namespace n ON n.oid = c.relnamespace
+             WHERE n.nspname = \(schema)
+               AND NOT EXISTS (SELECT FROM pg_constraint k WHERE k.conindid = i.indexrelid)
+             ORDER BY c.relname
+            """)
+        for row in indexes {
+            try connection.execute("DROP INDEX \(identifier: schema).\(identifier: try row.decode("relname", as: String.self))")
+            statements.append(try row.decode("definition"))
+        }
+        return statements
+    }
+}
+
+extension Connection {
+    /// Runs `body` in a REPEATABLE READ transaction (every statement sees the snapshot of the
+    /// first one) and commits; rolls back and rethrows when `body` throws.
+    func repeatableRead<T>(_ body: (Connection) throws -> T) throws -> T {
+        try transaction { connection in
+            try connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+            return try body(connection)
+        }
+    }
+}

@@ -1,0 +1,55 @@
+import ArgumentParser
+import Foundation
+import PurchaseLedger
+
+extension Analytics {
+    struct Backlog: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Goods paid for but not handed out, per store and product, with their age.",
+            discussion: """
+                Consumable payments purchased by --at and neither consumed nor refunded by then: how \
+                many, the oldest purchase time, and the median and 95th-percentile age in seconds.
+                """)
+
+        @Option(help: "The instant: ISO-8601 with a zone, e.g. 2026-01-15T00:00:00Z (default: now).")
+        var at: String?
+
+        @Option(name: .customLong("store"), help: "Only this store (AS or GG); repeat for several.")
+        var stores: [StoreCode] = []
+
+        @Flag(help: "Count sandbox payments too.")
+        var includeSandbox = false
+
+        @OptionGroup var output: AnalyticsOutputOptions
+        @OptionGroup var database: DatabaseOptions
+
+        func validate() throws {
+            if let at, Timestamp.parseISO8601(at) == nil {
+                throw ValidationError("--at: expected an ISO-8601 time with a zone, such as 2026-01-15T00:00:00Z")
+            }
+        }
+
+        func run() throws {
+            let instant = at.flatMap(Timestamp.parseISO8601)?.date ?? Date()
+            let connection = try database.connect()
+            defer { connection.close() }
+            let rows = try connection.backlog(at: instant, stores: Set(stores), includeSandbox: includeSandbox)
+            let header = ["storeCode", "productId", "unconsumed", "oldestPurchaseTime", "medianAge", "p95Age"]
+            output.print(AnalyticsReport(rows), empty: "no unconsumed payments at \(instant.ledgerText)",
+                         tableHeader: header) { cells in
+                // People read ages as days and hours; programs get seconds.
+                cells.enumerated().map { index, cell in
+                    if index >= 4, case .count(let seconds) = cell { return Self.age(seconds) }
+                    return cell.text
+                }
+            }
+        }
+
+        /// `12d 03:04:05`.
+        static func age(_ seconds: Int) -> String {
+            let (days, rest) = seconds.quotientAndRemainder(dividingBy: 86_400)
+            let two = { (n: Int) in n < 10 ? "0\(n)" : "\(n)" }
+            return "\(days)d \(two(rest / 3600)):\(two(rest % 3600 / 60)):\(two(rest % 60))"
+        }
+    }
+}

@@ -1,0 +1,26 @@
+import ArgumentParser
+import PurchaseLedger
+
+extension Analytics {
+    struct Churn: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Subscription starts, renewals and churn per period, store and product.",
+            discussion: """
+                A lineage churns when its access ends (expiry, or a refund cutting it short) with no \
+                payment extending it, counted once that moment has passed: voluntary when auto-renew \
+                was off then, involuntary when it was on, revoked when a refund ended it.
+                """)
+
+        @OptionGroup var range: AnalyticsRangeOptions
+        @OptionGroup var output: AnalyticsOutputOptions
+        @OptionGroup var database: DatabaseOptions
+
+        func run() throws {
+            let connection = try database.connect()
+            defer { connection.close() }
+            let query = range.query
+            output.print(AnalyticsReport(try connection.churn(query)),
+                         empty: "no subscription activity from \(query.from) to \(query.to)")
+        }
+    }
+}
