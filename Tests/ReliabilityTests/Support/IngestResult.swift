@@ -1,4 +1,5 @@
 import Foundation
+import LedgerTestSupport
 
 /// One result line of `ledger ingest`, read with Foundation.
 struct IngestResult {

@@ -1,4 +1,5 @@
 import Foundation
+import LedgerTestSupport
 
 /// An NDJSON file read as `ledger ingest` reads it: lines split at `\n` only, numbered from 1.
 struct NDJSONFile {

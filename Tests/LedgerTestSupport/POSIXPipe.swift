@@ -4,7 +4,7 @@ import Foundation
 // child processes, signals and early exits make both happen in these tests: use the system calls.
 
 /// Reads what is available, at least one byte, retrying on EINTR; empty at end of file.
-func readChunk(_ handle: FileHandle) -> Data {
+public func readChunk(_ handle: FileHandle) -> Data {
     var buffer = [UInt8](repeating: 0, count: 65_536)
     while true {
         let count = buffer.withUnsafeMutableBytes { read(handle.fileDescriptor, $0.baseAddress, $0.count) }
@@ -14,7 +14,7 @@ func readChunk(_ handle: FileHandle) -> Data {
 }
 
 /// Reads to end of file.
-func readAll(_ handle: FileHandle) -> Data {
+public func readAll(_ handle: FileHandle) -> Data {
     var data = Data()
     while true {
         let chunk = readChunk(handle)
@@ -24,7 +24,7 @@ func readAll(_ handle: FileHandle) -> Data {
 }
 
 /// Writes all of `data`, retrying on EINTR; stops quietly when the reader went away (EPIPE).
-func writeAll(_ handle: FileHandle, _ data: Data) {
+public func writeAll(_ handle: FileHandle, _ data: Data) {
     data.withUnsafeBytes { raw in
         var offset = 0
         while offset < raw.count {

@@ -3,34 +3,33 @@ import Foundation
 import Glibc
 #endif
 
-/// Runs the built `ledger` executable, which SwiftPM puts beside the test bundle (after
-/// Tests/LedgerCLITests/LedgerProcess.swift, with a time limit, a kill switch and the output
-/// read while the process runs).
-struct LedgerProcess {
+/// Runs the built `ledger` executable, which SwiftPM puts beside the test bundle, with a time
+/// limit, a kill switch and the output read while the process runs.
+public struct LedgerProcess {
     /// What a finished process left behind.
-    struct Output {
-        var status: Int32
+    public struct Output {
+        public var status: Int32
         /// True when the process was ended by a signal (a crash, or our SIGKILL).
-        var signalled: Bool
+        public var signalled: Bool
         /// True when it ran past its time limit and was killed.
-        var timedOut: Bool
-        var stdout: String
-        var stderr: String
-        var lines: [String] { stdout.split(separator: "\n").map(String.init) }
+        public var timedOut: Bool
+        public var stdout: String
+        public var stderr: String
+        public var lines: [String] { stdout.split(separator: "\n").map(String.init) }
     }
 
-    static var executable: URL {
+    public static var executable: URL {
         let me = URL(fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0])
         return me.deletingLastPathComponent().appendingPathComponent("ledger")
     }
 
     /// Runs `ledger ARGS` with `input` on standard input and waits for it, at most `timeout` seconds.
-    static func run(_ arguments: [String], input: String? = nil, timeout: TimeInterval = 120) throws -> Output {
+    public static func run(_ arguments: [String], input: String? = nil, timeout: TimeInterval = 120) throws -> Output {
         try start(arguments, input: input).wait(timeout: timeout)
     }
 
     /// Starts `ledger ARGS` without DATABASE_URL in its environment.
-    static func start(_ arguments: [String], input: String? = nil) throws -> Running {
+    public static func start(_ arguments: [String], input: String? = nil) throws -> Running {
         // A child that exits before reading all its input must not take the test runner down.
         signal(SIGPIPE, SIG_IGN)
         let process = Process()
@@ -57,9 +56,9 @@ struct LedgerProcess {
     }
 
     /// A started `ledger`; its output is collected while it runs.
-    final class Running: @unchecked Sendable {
+    public final class Running: @unchecked Sendable {
         // @unchecked: `out` and `err` are only touched under `lock`.
-        let process: Process
+        public let process: Process
         private let lock = NSLock()
         private var out = Data(), err = Data()
         private let group = DispatchGroup()
@@ -82,10 +81,10 @@ struct LedgerProcess {
             }
         }
 
-        var processIdentifier: Int32 { process.processIdentifier }
+        public var processIdentifier: Int32 { process.processIdentifier }
 
         /// The complete lines printed on standard output so far.
-        var linesSoFar: [String] {
+        public var linesSoFar: [String] {
             let text = lock.withLock { String(decoding: out, as: UTF8.self) }
             guard let end = text.lastIndex(of: "\n") else { return [] }
             return text[..<end].split(separator: "\n").map(String.init)
@@ -93,7 +92,7 @@ struct LedgerProcess {
 
         /// Waits until `condition` holds for the lines printed so far, the process ended, or
         /// `timeout` passed; returns whether the condition held.
-        func waitForOutput(timeout: TimeInterval, _ condition: ([String]) -> Bool) -> Bool {
+        public func waitForOutput(timeout: TimeInterval, _ condition: ([String]) -> Bool) -> Bool {
             let deadline = Date().addingTimeInterval(timeout)
             while Date() < deadline {
                 if condition(linesSoFar) { return true }
@@ -104,14 +103,14 @@ struct LedgerProcess {
         }
 
         /// Sends `signal` to the process.
-        func kill(_ signal: Int32 = SIGKILL) {
+        public func kill(_ signal: Int32 = SIGKILL) {
             if process.isRunning { _ = Glibc.kill(process.processIdentifier, signal) }
         }
 
         /// Waits for the process to end; past `timeout` seconds it is killed and marked timed out.
         /// Never waits without a bound: if the end of a killed process is not seen within 10 s
         /// more, the output so far is returned with status -1.
-        func wait(timeout: TimeInterval = 120) -> Output {
+        public func wait(timeout: TimeInterval = 120) -> Output {
             var deadline = Date().addingTimeInterval(timeout)
             var timedOut = false
             while process.isRunning {
@@ -136,6 +135,6 @@ struct LedgerProcess {
 }
 
 /// Parses one JSON line printed by `ledger` with Foundation, independently of the ledger's own codec.
-func jsonObject(_ line: String) throws -> [String: Any] {
+public func jsonObject(_ line: String) throws -> [String: Any] {
     try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] ?? [:]
 }
