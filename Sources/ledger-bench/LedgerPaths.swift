@@ -8,25 +8,9 @@ struct LedgerPaths {
 
     /// Purchases per second recorded through the library by `clients` concurrent callers.
     func recordRate(clients: Int, seconds: Double, tag: String) async throws -> Double {
-        let ledger = Ledger(databaseURL: conninfo, poolSize: clients)
-        defer { Task { await ledger.close() } }
-        let deadline = Date().addingTimeInterval(seconds)
-        let start = Date()
-        let total = try await withThrowingTaskGroup(of: Int.self) { group in
-            for client in 0..<clients {
-                group.addTask {
-                    var n = 0
-                    while Date() < deadline {
-                        let payment = benchPayment("\(tag)-\(client)-\(n)", user: n)
-                        _ = try await ledger.record(payment, kind: .purchase)
-                        n += 1
-                    }
-                    return n
-                }
-            }
-            return try await group.reduce(0, +)
+        try await rate(clients: clients, seconds: seconds, limit: .max) { ledger, client, n in
+            _ = try await ledger.record(benchPayment("\(tag)-\(client)-\(n)", user: n), kind: .purchase)
         }
-        return Double(total) / Date().timeIntervalSince(start)
     }
 
     /// Consumes per second through the library by `clients` concurrent callers, each consuming
@@ -42,6 +26,18 @@ struct LedgerPaths {
             }
         }
         connection.close()
+        return try await rate(clients: clients, seconds: seconds, limit: perClient) { ledger, client, n in
+            let seq = "\(tag)-\(client)-\(n)"
+            guard case .consumed = try await ledger.consume(paymentSeq: seq, userId: benchUser(n), purchaseToken: "tok-\(seq)") else {
+                throw BenchError("payment \(seq) was not consumed")
+            }
+        }
+    }
+
+    /// Calls per second of `call(ledger, client, n)` from `clients` concurrent callers, each
+    /// calling with n = 0, 1, ... until `seconds` passed or `limit` calls.
+    private func rate(clients: Int, seconds: Double, limit: Int,
+                      _ call: @escaping @Sendable (Ledger, Int, Int) async throws -> Void) async throws -> Double {
         let ledger = Ledger(databaseURL: conninfo, poolSize: clients)
         defer { Task { await ledger.close() } }
         let deadline = Date().addingTimeInterval(seconds)
@@ -50,11 +46,8 @@ struct LedgerPaths {
             for client in 0..<clients {
                 group.addTask {
                     var n = 0
-                    while Date() < deadline, n < perClient {
-                        let seq = "\(tag)-\(client)-\(n)"
-                        guard case .consumed = try await ledger.consume(paymentSeq: seq, userId: benchUser(n), purchaseToken: "tok-\(seq)") else {
-                            throw BenchError("payment \(seq) was not consumed")
-                        }
+                    while Date() < deadline, n < limit {
+                        try await call(ledger, client, n)
                         n += 1
                     }
                     return n
