@@ -12,7 +12,7 @@ extension Analytics {
                 """)
 
         @Option(help: "The instant: ISO-8601 with a zone, e.g. 2026-01-15T00:00:00Z (default: now).")
-        var at: String?
+        var at: Instant?
 
         @Option(name: .customLong("store"), help: "Only this store (AS or GG); repeat for several.")
         var stores: [StoreCode] = []
@@ -23,14 +23,8 @@ extension Analytics {
         @OptionGroup var output: AnalyticsOutputOptions
         @OptionGroup var database: DatabaseOptions
 
-        func validate() throws {
-            if let at, Timestamp.parseISO8601(at) == nil {
-                throw ValidationError("--at: expected an ISO-8601 time with a zone, such as 2026-01-15T00:00:00Z")
-            }
-        }
-
         func run() throws {
-            let instant = at.flatMap(Timestamp.parseISO8601)?.date ?? Date()
+            let instant = at?.date ?? Date()
             let connection = try database.connect()
             defer { connection.close() }
             let rows = try connection.backlog(at: instant, stores: Set(stores), includeSandbox: includeSandbox)

@@ -51,6 +51,18 @@ struct DatabaseOptions: ParsableArguments {
     }
 }
 
+/// An instant given on the command line: ISO-8601 with a zone (a usage error otherwise).
+struct Instant: ExpressibleByArgument {
+    let date: Date
+
+    init?(argument: String) {
+        guard let stamp = Timestamp.parseISO8601(argument) else { return nil }
+        date = stamp.date
+    }
+
+    static var defaultCompletionKind: CompletionKind { .default }
+}
+
 /// `--json` for programs, a table for people otherwise.
 struct OutputOptions: ParsableArguments {
     @Flag(help: "Print a JSON array instead of a table.")

@@ -49,7 +49,7 @@ struct Subscriptions: ParsableCommand {
     var stores: [StoreCode] = []
 
     @Option(help: "The instant: ISO-8601 with a zone, e.g. 2026-01-15T00:00:00Z (default: now).")
-    var at: String?
+    var at: Instant?
 
     @Flag(help: "Also list expired and revoked lineages.")
     var includeExpired = false
@@ -57,14 +57,8 @@ struct Subscriptions: ParsableCommand {
     @OptionGroup var output: OutputOptions
     @OptionGroup var database: DatabaseOptions
 
-    func validate() throws {
-        if let at, Timestamp.parseISO8601(at) == nil {
-            throw ValidationError("--at: expected an ISO-8601 time with a zone, such as 2026-01-15T00:00:00Z")
-        }
-    }
-
     func run() throws {
-        let instant = at.flatMap(Timestamp.parseISO8601)?.date ?? Date()
+        let instant = at?.date ?? Date()
         let connection = try database.connect()
         defer { connection.close() }
         let subscriptions = try connection.subscriptions(userId: userId, stores: Set(stores), at: instant,
