@@ -86,6 +86,25 @@ struct LedgerPaths {
         return (Double(lines) / seconds, Double(peakKB) / 1024)
     }
 
+    /// Events per second of `ledger rebuild` of every projection (shadow replay, index build,
+    /// swap), as the operator's command runs it.
+    func rebuildRate() throws -> (events: Int, perSecond: Double) {
+        let connection = try Connection.connect(ConnectionConfiguration(conninfo))
+        defer { connection.close() }
+        let summary = try ProjectionRebuilder(connection: connection).rebuild()
+        return (summary.events, Double(summary.events) / summary.seconds)
+    }
+
+    /// Seconds of the 30-day `analytics revenue` and `analytics subscribers` reports by day, over
+    /// the 30 days up to the demo clock's day (2026-11-15; `to` is exclusive), through the library.
+    func analyticsSeconds() throws -> (revenue: Double, subscribers: Double) {
+        let connection = try Connection.connect(ConnectionConfiguration(conninfo))
+        defer { connection.close() }
+        let query = AnalyticsQuery(from: CalendarDay("2026-10-17")!, to: CalendarDay("2026-11-16")!)
+        return (try Measure.time { _ = try connection.revenue(query) },
+                try Measure.time { _ = try connection.subscribers(query) })
+    }
+
     /// Latencies in milliseconds of `unconsumed` and `subscriptions --at` for random users.
     func queryLatencies(users: Int, lookups: Int, at: Date) throws -> (unconsumed: [Double], subscriptions: [Double]) {
         let connection = try Connection.connect(ConnectionConfiguration(conninfo))
