@@ -85,7 +85,9 @@ struct RebuildCommandTests {
     @Test func aRebuildWhileAnotherProcessIngestsAndConsumesLosesNothing() async throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("rebuild-\(UUID().uuidString).ndjson").path
         defer { try? FileManager.default.removeItem(atPath: file) }
-        #expect(try LedgerProcess.run(["demo", "--write", file, "--events", "30000", "--seed", "9"]).status == 0)
+        // More lines than the ingest can write while the rebuild runs: it must still be writing
+        // when the rebuild ends (it is killed then).
+        #expect(try LedgerProcess.run(["demo", "--write", file, "--events", "300000", "--seed", "9"]).status == 0)
         try await TestDatabase.with { db in
             try db.withConnection { c in try appendBulk(c, count: 30_000) }
             let base = try db.withConnection { c in try c.count("SELECT count(*) FROM ledger.events") }

@@ -9,8 +9,8 @@ struct ScratchDirectory {
 
     init() throws {
         var template = Array("/tmp/lrt-XXXXXX".utf8CString)
-        guard mkdtemp(&template) != nil else { throw POSIXError(.EIO) }
-        url = URL(fileURLWithPath: String(cString: template))
+        guard let path = mkdtemp(&template) else { throw POSIXError(.EIO) }
+        url = URL(fileURLWithPath: String(cString: path))
     }
 
     func file(_ name: String) -> String { url.appendingPathComponent(name).path }
