@@ -62,7 +62,7 @@ public final class Ledger: Sendable {
     /// Consumes a payment. Among any number of concurrent calls for one payment exactly one
     /// returns `.consumed`. Throws `LedgerError` (`NOT_FOUND`, `USER_INVALID`, `TOKEN_INVALID`,
     /// `NOT_CONSUMABLE`, `REFUNDED`) when refused.
-    public func consume(paymentSeq: String, userId: String, purchaseToken: String,
+    public func consume(paymentSeq: String, userId: String, purchaseToken: String?,
                         at time: Date? = nil) async throws -> ConsumeResult {
         let outcome = try await execute(.consume(paymentSeq: paymentSeq, userId: userId,
                                                  purchaseToken: purchaseToken, time: time)).get()

@@ -14,6 +14,7 @@ struct Ingest: ParsableCommand {
     var batchSize: Int = 200
 
     @OptionGroup var database: DatabaseOptions
+    @OptionGroup var stores: StoreOptions
 
     func validate() throws {
         guard batchSize >= 1 else { throw ValidationError("--batch-size must be at least 1") }
@@ -24,10 +25,11 @@ struct Ingest: ParsableCommand {
         guard descriptor >= 0 else {
             throw ValidationError("cannot open \(file): \(String(cString: strerror(errno)))")
         }
+        let configuration = try stores.configuration()
         let first = try database.connect()
         var handed = false
         let database = self.database
-        var ingestor = Ingestor(batchSize: batchSize) {
+        var ingestor = Ingestor(batchSize: batchSize, stores: configuration) {
             if !handed { handed = true; return first }
             return try database.connect()
         }

@@ -71,10 +71,10 @@ struct Subscriptions: ParsableCommand {
             print(w.string)
         } else {
             print(Table(
-                ["store", "originalTransactionId", "product", "status", "expires (UTC)", "autoRenewing", "latestPayment"],
+                ["store", "originalTransactionId", "product", "status", "expires (UTC)", "grace ends (UTC)", "autoRenewing", "latestPayment"],
                 subscriptions.map {
                     [$0.storeCode.rawValue, $0.originalTransactionId, $0.productId, $0.status.rawValue,
-                     $0.expiryTime?.ledgerText ?? "-", $0.autoRenewing ? "yes" : "no", $0.latestPaymentSeq]
+                     $0.expiryTime?.ledgerText ?? "-", $0.gracePeriodExpiryTime?.ledgerText ?? "-", $0.autoRenewing ? "yes" : "no", $0.latestPaymentSeq]
                 }).render(empty: "no \(includeExpired ? "" : "active ")subscriptions for \(userId) at \(instant.ledgerText)"))
         }
     }

@@ -9,9 +9,9 @@ extension Connection {
     }
 
     /// Runs NDJSON lines through the same path as `ledger ingest` and returns the results.
-    public func ingest(_ lines: [String], batchSize: Int = 500) throws -> [CommandOutcome] {
+    public func ingest(_ lines: [String], batchSize: Int = 500, stores: StoreConfiguration = .none) throws -> [CommandOutcome] {
         var source = ArrayLines(lines)
-        var ingestor = Ingestor(batchSize: batchSize) { self }
+        var ingestor = Ingestor(batchSize: batchSize, stores: stores) { self }
         var results: [CommandOutcome] = []
         _ = try ingestor.run(&source, report: { results.append($0.outcome) })
         return results

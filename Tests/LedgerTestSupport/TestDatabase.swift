@@ -67,6 +67,11 @@ public struct LedgerSnapshot: Equatable {
               (SELECT string_agg(l::text, ',' ORDER BY store_code, original_transaction_id) FROM ledger.lineages l),
               (SELECT string_agg(c::text, ',' ORDER BY position) FROM ledger.auto_renew_changes c),
               (SELECT string_agg(r::text, ',' ORDER BY position) FROM ledger.restores r),
+              (SELECT string_agg(b::text, ',' ORDER BY position) FROM ledger.billing_states b),
+              (SELECT string_agg(n::text, ',' ORDER BY position) FROM ledger.notifications n),
+              (SELECT string_agg(x::text, ',' ORDER BY position) FROM ledger.products x),
+              (SELECT string_agg(a::text, ',' ORDER BY position) FROM ledger.account_links a),
+              (SELECT string_agg(a::text, ',' ORDER BY position) FROM ledger.payment_aliases a),
               (SELECT string_agg(s::text, ',' ORDER BY stream) FROM ledger.streams s)) AS all
             """)[0].decode("all", as: String?.self) ?? ""
     }

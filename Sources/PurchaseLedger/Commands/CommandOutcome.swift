@@ -4,7 +4,7 @@ import Foundation
 public struct CommandOutcome: Sendable, Hashable {
     /// The contract's statuses.
     public enum Status: String, Sendable, Hashable {
-        case recorded, duplicate, consumed, alreadyConsumed, restored, rejected
+        case recorded, duplicate, consumed, alreadyConsumed, restored, ignored, parked, rejected
     }
 
     public var status: Status
@@ -20,6 +20,8 @@ public struct CommandOutcome: Sendable, Hashable {
     public var payments: [String]?
     /// Why the command was refused.
     public var error: LedgerError?
+    /// The store notification's id (`notificationUUID` or `messageId`), for a notification.
+    public var notificationId: String?
 
     public init(status: Status, paymentSeq: String? = nil, originalTransactionId: String? = nil,
                 consumedAt: Date? = nil, recorded: [String]? = nil, payments: [String]? = nil,

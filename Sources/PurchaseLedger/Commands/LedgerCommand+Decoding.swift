@@ -10,26 +10,40 @@ extension LedgerCommand {
         static let transactionId = 255
         static let payloadBytes = 65_536
         static let reason = 1024
+        static let appAccountToken = 255
     }
 
-    /// Decodes one NDJSON line: a JSON object with a `type`.
-    public init(line: some Collection<UInt8>) throws(LedgerError) {
-        let value: JSONValue
+    /// Decodes one NDJSON line: a JSON object with a `type`. Store notifications are verified
+    /// against `stores` (CONTRACT.md §5).
+    public init(line: some Collection<UInt8>, stores: StoreConfiguration = .none) throws(LedgerError) {
+        try self.init(json: try Self.parse(line), stores: stores)
+    }
+
+    /// Parses one line as JSON; `INVALID_INPUT` when it is not.
+    static func parse(_ line: some Collection<UInt8>) throws(LedgerError) -> JSONValue {
         do {
-            value = try JSONParser.parse(Array(line))
+            return try JSONParser.parse(Array(line))
         } catch {
             throw LedgerError(.invalidInput, "malformed JSON: \(error)")
         }
-        try self.init(json: value)
     }
 
-    /// Decodes one command from JSON, accepting the TOAST and Gamebase field names.
-    public init(json: JSONValue) throws(LedgerError) {
+    /// Decodes one command from JSON, accepting the TOAST and Gamebase field names. A line
+    /// without `type` that holds Apple's `signedPayload` or a Pub/Sub push `message` is that
+    /// store's notification, exactly as the store posts it.
+    public init(json: JSONValue, stores: StoreConfiguration = .none) throws(LedgerError) {
         guard case .object(let object) = json else {
             throw LedgerError(.invalidInput, "expected a JSON object, got \(json.typeName)")
         }
         let fields = FieldReader(object)
-        let type = try fields.string("type", maxLength: 32)
+        let type: String
+        if fields.value(["type"]) == nil, object["signedPayload"] != nil {
+            type = "appleNotification"
+        } else if fields.value(["type"]) == nil, object["message"] != nil {
+            type = "googleNotification"
+        } else {
+            type = try fields.string("type", maxLength: 32)
+        }
         switch type {
         case "purchase", "renewal":
             let kind: PaymentKind = type == "renewal" ? .renewal : .purchase
@@ -39,7 +53,7 @@ extension LedgerCommand {
             self = .consume(
                 paymentSeq: try fields.string("paymentSeq", maxLength: Limits.paymentSeq),
                 userId: try fields.string("userId", "userID", maxLength: Limits.userId),
-                purchaseToken: try fields.string("purchaseToken", "accessToken", maxLength: Limits.purchaseToken),
+                purchaseToken: try fields.optionalString("purchaseToken", "accessToken", maxLength: Limits.purchaseToken),
                 time: try fields.time("time"))
         case "refund":
             self = .refund(
@@ -55,8 +69,22 @@ extension LedgerCommand {
                 time: try fields.time("time"))
         case "restore":
             self = try LedgerCommand.restore(fields)
+        case "appleNotification":
+            self = .notification(try AppleNotificationDecoder(stores: stores).decode(fields))
+        case "googleNotification":
+            self = .notification(try GoogleNotificationDecoder(stores: stores).decode(fields))
+        case "product":
+            self = .product(
+                storeCode: try fields.store(),
+                productId: try fields.string("productId", "gamebaseProductId", "productIdentifier", maxLength: Limits.productId),
+                productType: try fields.productType())
+        case "accountLink":
+            self = .accountLink(
+                userId: try fields.string("userId", "userID", maxLength: Limits.userId),
+                storeCode: try fields.store(),
+                appAccountToken: try fields.string("appAccountToken", maxLength: Limits.appAccountToken))
         default:
-            throw fields.invalid("type", "unknown command \"\(type.prefix(40))\" (expected purchase, renewal, consume, restore, refund or cancel)")
+            throw fields.invalid("type", "unknown command \"\(type.prefix(40))\" (expected purchase, renewal, consume, restore, refund, cancel, product, accountLink, appleNotification or googleNotification)")
         }
     }
 

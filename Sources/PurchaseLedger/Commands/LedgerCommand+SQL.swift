@@ -10,11 +10,18 @@ extension LedgerCommand {
         case .record(let payment, let kind):
             return "SELECT \(unsafeSQL: columns) FROM ledger.record_payment(\(kind.rawValue), \(JSONB(text: payment.eventData()))::jsonb)"
         case .consume(let seq, let user, let token, let time):
-            return "SELECT \(unsafeSQL: columns) FROM ledger.consume(\(seq), \(user), \(SHA256.hash(Array(token.utf8)))::bytea, \(time ?? now)::timestamptz)"
+            let digest = token.map { SHA256.hash(Array($0.utf8)) }
+            return "SELECT \(unsafeSQL: columns) FROM ledger.consume(\(seq), \(user), \(digest)::bytea, \(time ?? now)::timestamptz)"
         case .refund(let seq, let time, let reason):
             return "SELECT \(unsafeSQL: columns) FROM ledger.refund(\(seq), \(time ?? now)::timestamptz, \(reason)::text)"
         case .cancel(let store, let original, let time):
             return "SELECT \(unsafeSQL: columns) FROM ledger.cancel(\(store.rawValue), \(original), \(time ?? now)::timestamptz)"
+        case .notification(let notification):
+            return "SELECT \(unsafeSQL: columns) FROM ledger.notify(\(JSONB(text: notification.eventData()))::jsonb)"
+        case .product(let store, let product, let type):
+            return "SELECT \(unsafeSQL: columns) FROM ledger.declare_product(\(store.rawValue), \(product), \(type.rawValue))"
+        case .accountLink(let user, let store, let token):
+            return "SELECT \(unsafeSQL: columns) FROM ledger.link_account(\(user), \(store.rawValue), \(token))"
         case .restore(let user, let store, let time, let purchases):
             var items = JSONWriter()
             items.beginArray()
@@ -37,13 +44,16 @@ extension LedgerCommand {
             let code = try row.decode("code", as: String.self)
             let message = try row.decode("message", as: String.self)
             let seq = try row.decode("payment_seq", as: String?.self)
-            return CommandOutcome(rejected: LedgerError(LedgerError.Code(rawValue: code) ?? .invalidInput, message,
-                                                        paymentSeq: seq ?? paymentSeq))
+            var outcome = CommandOutcome(rejected: LedgerError(LedgerError.Code(rawValue: code) ?? .invalidInput, message,
+                                                               paymentSeq: seq ?? paymentSeq))
+            outcome.notificationId = notificationId
+            return outcome
         }
         guard let known = CommandOutcome.Status(rawValue: status) else {
             throw PostgresError(kind: .decoding, message: "the database answered an unknown status \(status)")
         }
         var outcome = CommandOutcome(status: known, paymentSeq: try row.decode("payment_seq", as: String?.self))
+        outcome.notificationId = notificationId
         outcome.consumedAt = try row.decode("consumed_at", as: Date?.self)
         if case .cancel(_, let original, _) = self { outcome.originalTransactionId = original }
         if known == .restored {

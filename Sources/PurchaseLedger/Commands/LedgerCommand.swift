@@ -10,22 +10,35 @@ public enum PaymentKind: String, Sendable, Hashable {
 public enum LedgerCommand: Sendable, Hashable {
     /// A purchase or a renewal.
     case record(Payment, kind: PaymentKind)
-    /// Hand out a payment's goods; `time` nil means now.
-    case consume(paymentSeq: String, userId: String, purchaseToken: String, time: Date?)
+    /// Hand out a payment's goods; `time` nil means now. `purchaseToken` nil: the payment was
+    /// learned from a store notification and has no token (CONTRACT.md §5.2).
+    case consume(paymentSeq: String, userId: String, purchaseToken: String?, time: Date?)
     /// Record what the store restored for a user; `time` nil means now.
     case restore(userId: String, storeCode: StoreCode, time: Date?, purchases: [Payment])
     /// A refund, revocation or voided purchase.
     case refund(paymentSeq: String, time: Date?, reason: String?)
     /// The user turned auto-renew off.
     case cancel(storeCode: StoreCode, originalTransactionId: String, time: Date?)
+    /// A verified App Store or Google Play notification (CONTRACT.md §5).
+    case notification(StoreNotification)
+    /// The type of a store product (`product` line, §5.4).
+    case product(storeCode: StoreCode, productId: String, productType: ProductType)
+    /// Notifications carrying `appAccountToken` belong to `userId` (`accountLink` line, §5.4).
+    case accountLink(userId: String, storeCode: StoreCode, appAccountToken: String)
 
     /// The payment the command is about, when there is one.
     public var paymentSeq: String? {
         switch self {
         case .record(let payment, _): payment.paymentSeq
         case .consume(let seq, _, _, _), .refund(let seq, _, _): seq
-        case .restore, .cancel: nil
+        case .restore, .cancel, .notification, .product, .accountLink: nil
         }
+    }
+
+    /// The store notification's id, for a notification.
+    public var notificationId: String? {
+        if case .notification(let notification) = self { return notification.notificationId }
+        return nil
     }
 
     /// Whether running the command twice has the effect of running it once, so that a batch

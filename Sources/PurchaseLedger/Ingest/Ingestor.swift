@@ -21,14 +21,17 @@ public struct Ingestor {
     }
 
     public var batchSize: Int
+    /// Which store notifications are accepted (CONTRACT.md §5.1).
+    public var stores: StoreConfiguration
     /// How often a batch that lost a deadlock or a serialization race is tried again.
     public var maxRetries = 20
     private let connect: () throws -> Connection
     private var connection: Connection?
 
     /// - Parameter connect: opens a connection; called again after a connection was lost.
-    public init(batchSize: Int = 200, connect: @escaping () throws -> Connection) {
+    public init(batchSize: Int = 200, stores: StoreConfiguration = .none, connect: @escaping () throws -> Connection) {
         self.batchSize = max(1, batchSize)
+        self.stores = stores
         self.connect = connect
     }
 
@@ -46,11 +49,7 @@ public struct Ingestor {
                 pending.append((number, .failure(LedgerError(.invalidInput, "the line is \(bytes) bytes long, over the limit of \(4 << 20)"))))
             case .text(let bytes):
                 if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }  // blank lines are skipped
-                do {
-                    pending.append((number, .success(try LedgerCommand(line: bytes))))
-                } catch {
-                    pending.append((number, .failure(error)))
-                }
+                for command in Self.commands(in: bytes, stores: stores) { pending.append((number, command)) }
             }
             // Send when the batch is full, or when more input would mean waiting for it.
             if pending.count >= batchSize || !reader.hasBufferedLine {
@@ -64,6 +63,33 @@ public struct Ingestor {
             flush()
         }
         return summary
+    }
+
+    /// The commands of one line: one, or for a page of Apple's Get Notification History response
+    /// (`{"notificationHistory":[{"signedPayload":...},...]}`), one per notification, in order.
+    static func commands(in line: [UInt8], stores: StoreConfiguration) -> [Result<LedgerCommand, LedgerError>] {
+        let json: JSONValue
+        do {
+            json = try LedgerCommand.parse(line)
+        } catch {
+            return [.failure(error)]
+        }
+        if case .object(let object) = json, object["type"] == nil, let history = object["notificationHistory"] {
+            guard case .array(let items) = history else {
+                return [.failure(.invalid("notificationHistory", "expected an array, got \(history.typeName)"))]
+            }
+            return items.enumerated().map { index, item in
+                Result { () throws(LedgerError) in
+                    guard case .object(let entry) = item else {
+                        throw LedgerError.invalid("notificationHistory[\(index)]", "expected an object, got \(item.typeName)")
+                    }
+                    var notification = entry
+                    notification["type"] = .string("appleNotification")
+                    return try LedgerCommand(json: .object(notification), stores: stores)
+                }
+            }
+        }
+        return [Result { () throws(LedgerError) in try LedgerCommand(json: json, stores: stores) }]
     }
 
     private mutating func send(_ batch: [(line: Int, command: Result<LedgerCommand, LedgerError>)],

@@ -27,6 +27,7 @@ extension Ingestor.LineResult {
         w.field("status", outcome.status.rawValue)
         if let seq = outcome.paymentSeq { w.field("paymentSeq", seq) }
         if let original = outcome.originalTransactionId { w.field("originalTransactionId", original) }
+        if let notificationId = outcome.notificationId { w.field("notificationId", notificationId) }
         if let consumedAt = outcome.consumedAt, outcome.status == .alreadyConsumed || outcome.status == .consumed {
             w.field("consumedAt", consumedAt)
         }
@@ -80,6 +81,8 @@ extension Subscription {
         w.field("expiryTime", expiryTime)
         w.field("autoRenewing", autoRenewing)
         w.field("status", status.rawValue)
+        w.field("entitled", entitled)
+        w.field("gracePeriodExpiryTime", gracePeriodExpiryTime)
         w.endObject()
     }
 }

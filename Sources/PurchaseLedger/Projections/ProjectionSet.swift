@@ -28,6 +28,12 @@ public enum ProjectionSet: String, CaseIterable, Sendable {
                 ProjectionTable(name: "lineages", key: ["store_code", "original_transaction_id"], keyUsedByReplay: true),
                 ProjectionTable(name: "auto_renew_changes", key: ["store_code", "original_transaction_id", "position"]),
                 ProjectionTable(name: "restores", key: ["position"]),
+                // Schema/0008: the stores' notifications.
+                ProjectionTable(name: "billing_states", key: ["store_code", "original_transaction_id", "position"]),
+                ProjectionTable(name: "notifications", key: ["store_code", "notification_id"]),
+                ProjectionTable(name: "products", key: ["store_code", "product_id"], keyUsedByReplay: true),
+                ProjectionTable(name: "account_links", key: ["store_code", "app_account_token"], keyUsedByReplay: true),
+                ProjectionTable(name: "payment_aliases", key: ["alias_seq"]),
             ]
         }
     }

@@ -42,10 +42,11 @@ extension Connection {
         let storeFilter = stores.isEmpty ? StoreCode.allCases.map(\.rawValue) : stores.map(\.rawValue).sorted()
         let rows = try query("""
             SELECT user_id, store_code, product_id, product_type, original_transaction_id,
-                   latest_payment_seq, purchase_time, expiry_time, auto_renewing, status
+                   latest_payment_seq, purchase_time, expiry_time, auto_renewing, status, entitled,
+                   grace_period_expiry_time
               FROM ledger.subscriptions_at(\(at)::timestamptz)
              WHERE user_id = \(userId) AND store_code = ANY(string_to_array(\(storeFilter.joined(separator: ",")), ','))
-               AND (\(includeExpired) OR status = 'active')
+               AND (\(includeExpired) OR entitled)
              ORDER BY store_code, original_transaction_id
             """)
         return try rows.map { row in
@@ -59,7 +60,9 @@ extension Connection {
                 purchaseTime: try row.decode("purchase_time"),
                 expiryTime: try row.decode("expiry_time"),
                 autoRenewing: try row.decode("auto_renewing"),
-                status: try row.decodeEnum("status"))
+                status: try row.decodeEnum("status"),
+                entitled: try row.decode("entitled"),
+                gracePeriodExpiryTime: try row.decode("grace_period_expiry_time"))
         }
     }
 }

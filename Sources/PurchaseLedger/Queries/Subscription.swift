@@ -25,4 +25,8 @@ public struct Subscription: Sendable, Hashable {
     public var expiryTime: Date?
     public var autoRenewing: Bool
     public var status: Status
+    /// Whether the user has access: `active` or `inGracePeriod`.
+    public var entitled: Bool
+    /// When the grace period ends, while `inGracePeriod`.
+    public var gracePeriodExpiryTime: Date?
 }

@@ -1,0 +1,148 @@
+import Crypto
+import Foundation
+
+/// Reads a Google Play real-time developer notification as Pub/Sub pushes it (CONTRACT.md §5.3)
+/// and says what it does. The purchase token is kept only as its SHA-256: the proof stored in
+/// the log is the push body with `message.data` decoded and every `purchaseToken` replaced by
+/// `purchaseTokenSha256` (Google's notifications are not signed; the push itself is
+/// authenticated by its HTTP bearer token).
+struct GoogleNotificationDecoder {
+    let stores: StoreConfiguration
+
+    init(stores: StoreConfiguration) {
+        self.stores = stores
+    }
+
+    func decode(_ line: FieldReader) throws(LedgerError) -> StoreNotification {
+        guard let message = try line.object("message") else { throw line.invalid("message", "missing") }
+        let messageId = try message.string("messageId", "message_id", maxLength: 128)
+        let encoded = try message.string("data", maxLength: 1 << 20)
+        guard let bytes = Self.base64(encoded) else { throw message.invalid("data", "not base64") }
+        let developerNotification: JSONObject
+        do {
+            guard case .object(let object) = try JSONParser.parse(Array(bytes)) else {
+                throw LedgerError.invalid("message.data", "expected a DeveloperNotification JSON object")
+            }
+            developerNotification = object
+        } catch let error as LedgerError {
+            throw error
+        } catch {
+            throw LedgerError.invalid("message.data", "not JSON: \(error)")
+        }
+        let dn = FieldReader(developerNotification, path: "message.data.")
+        let package = try dn.optionalString("packageName", maxLength: 255)
+        guard let package, stores.googlePackageNames.contains(package) else {
+            throw LedgerError(.appMismatch,
+                "message.data.packageName: \(package.map { "\"\($0)\"" } ?? "missing"), not an accepted package name (LEDGER_GOOGLE_PACKAGE_NAMES)")
+        }
+        guard let eventTime = try Self.millis(dn, "eventTimeMillis") else { throw dn.invalid("eventTimeMillis", "missing") }
+
+        var notification = StoreNotification(storeCode: .googlePlay, notificationId: messageId, notificationType: "test",
+                                             effect: .ignored, effectiveAt: eventTime,
+                                             proof: Self.proof(line.object, developerNotification))
+        if let sub = try dn.object("subscriptionNotification") {
+            guard let type = try sub.int64("notificationType") else { throw sub.invalid("notificationType", "missing") }
+            notification.notificationType = "subscription/\(type)"
+            notification.purchaseTokenSha256 = Self.digest(try sub.string("purchaseToken", maxLength: LedgerCommand.Limits.purchaseToken))
+            notification.effect = Self.effect(subscriptionType: type, hasPayment: line.value(["payment"]) != nil)
+            if notification.effect == .payment {
+                notification.payment = try payment(line, token: sub, tokenDigest: notification.purchaseTokenSha256!)
+            }
+        } else if let voided = try dn.object("voidedPurchaseNotification") {
+            notification.notificationType = "voided"
+            notification.effect = .refund
+            notification.purchaseTokenSha256 = Self.digest(try voided.string("purchaseToken", maxLength: LedgerCommand.Limits.purchaseToken))
+            notification.orderId = try voided.string("orderId", maxLength: LedgerCommand.Limits.transactionId)
+            notification.refundAt = eventTime
+            notification.reason = "voided"
+        } else if dn.value(["oneTimeProductNotification"]) != nil {
+            notification.notificationType = "oneTimeProduct"
+        }
+        return notification
+    }
+
+    /// §5.3's table for `subscriptionNotification.notificationType`.
+    static func effect(subscriptionType: Int64, hasPayment: Bool) -> StoreNotification.Effect {
+        switch subscriptionType {
+        case 1, 2, 4: hasPayment ? .payment : .ignored   // RECOVERED, RENEWED, PURCHASED
+        case 3: .autoRenewOff                            // CANCELED
+        case 7: .autoRenewOn                             // RESTARTED
+        case 6: .inGracePeriod                           // IN_GRACE_PERIOD
+        case 5: .onHold                                  // ON_HOLD
+        case 10: .paused                                 // PAUSED
+        case 12: .revokeLatest                           // REVOKED
+        case 13: .billingEnded                           // EXPIRED
+        default: .ignored
+        }
+    }
+
+    /// The `payment` the backend attached, with the §2.1 rules: Google Play's store code, the
+    /// notification's token unless it gives its own (which must be the same), and the order id
+    /// as its paymentSeq unless it names one.
+    private func payment(_ line: FieldReader, token: FieldReader, tokenDigest: String) throws(LedgerError) -> String {
+        guard let attached = try line.object("payment") else { throw line.invalid("payment", "missing") }
+        var object = attached.object
+        if attached.value(["storeCode"]) != nil, try attached.store() != .googlePlay {
+            throw attached.invalid("storeCode", "must be GG for a Google Play notification")
+        }
+        object["storeCode"] = .string(StoreCode.googlePlay.rawValue)
+        if let given = try attached.optionalString("purchaseToken", "accessToken", maxLength: LedgerCommand.Limits.purchaseToken) {
+            guard Self.digest(given) == tokenDigest else {
+                throw attached.invalid("purchaseToken", "differs from the notification's purchaseToken")
+            }
+        } else {
+            object["purchaseToken"] = .string(try token.string("purchaseToken", maxLength: LedgerCommand.Limits.purchaseToken))
+        }
+        if attached.value(["paymentSeq"]) == nil,
+           let order = try attached.optionalString("transactionId", "paymentId", "transactionIdentifier", maxLength: LedgerCommand.Limits.transactionId) {
+            object["paymentSeq"] = .string(order)
+        }
+        return try Payment(fields: FieldReader(object, path: "payment."), kind: nil).eventData()
+    }
+
+    static func digest(_ token: String) -> String {
+        SHA256.hash(data: Array(token.utf8)).map { byte in
+            let hex = String(byte, radix: 16)
+            return byte < 16 ? "0" + hex : hex
+        }.joined()
+    }
+
+    /// Epoch milliseconds given as a JSON string (as Google sends them) or number.
+    static func millis(_ fields: FieldReader, _ name: String) throws(LedgerError) -> Date? {
+        guard let (_, value) = fields.value([name]) else { return nil }
+        if case .string(let text) = value {
+            guard let millis = Int64(text), let stamp = Timestamp(checkedEpochMilliseconds: millis) else {
+                throw fields.invalid(name, "expected epoch milliseconds, got \"\(text.prefix(40))\"")
+            }
+            return stamp.date
+        }
+        return try fields.time(name)
+    }
+
+    static func base64(_ text: String) -> [UInt8]? {
+        var standard = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        standard += String(repeating: "=", count: (4 - standard.utf8.count % 4) % 4)
+        return Data(base64Encoded: standard).map(Array.init)
+    }
+
+    /// The push body as kept in the log: `message.data` decoded, tokens replaced by their digests.
+    static func proof(_ body: JSONObject, _ notification: JSONObject) -> String {
+        var kept = notification
+        for key in ["subscriptionNotification", "voidedPurchaseNotification", "oneTimeProductNotification"] {
+            guard case .object(var inner)? = kept[key], let token = inner["purchaseToken"]?.stringValue else { continue }
+            inner["purchaseToken"] = nil
+            inner["purchaseTokenSha256"] = .string(digest(token))
+            kept[key] = .object(inner)
+        }
+        var envelope = body
+        envelope["type"] = nil
+        envelope["payment"] = nil
+        if case .object(var message)? = envelope["message"] {
+            message["data"] = .object(kept)
+            envelope["message"] = .object(message)
+        }
+        var w = JSONWriter()
+        w.value(.object(envelope))
+        return w.string
+    }
+}

@@ -1,0 +1,44 @@
+import Foundation
+
+/// Which store notifications the ledger accepts (CONTRACT.md §5.1): the apps, the App Store
+/// environments and the roots that Apple's signatures must chain to.
+public struct StoreConfiguration: Sendable {
+    /// Bundle ids whose App Store notifications are accepted; none accepts no Apple notification.
+    public var appleBundleIds: Set<String>
+    /// Accepted App Store environments (`Production`, `Sandbox`).
+    public var appleEnvironments: Set<String>
+    /// The only roots Apple's certificate chains may lead to.
+    public var appleRoots: AppleRootCertificates
+    /// Package names whose Google Play notifications are accepted; none accepts no Google notification.
+    public var googlePackageNames: Set<String>
+
+    public init(appleBundleIds: Set<String> = [], appleEnvironments: Set<String> = ["Production"],
+                appleRoots: AppleRootCertificates = .appleRootCAG3, googlePackageNames: Set<String> = []) {
+        self.appleBundleIds = appleBundleIds
+        self.appleEnvironments = appleEnvironments
+        self.appleRoots = appleRoots
+        self.googlePackageNames = googlePackageNames
+    }
+
+    /// The defaults of §5.1: nothing accepted until configured.
+    public static let none = StoreConfiguration()
+
+    /// Reads `LEDGER_APPLE_BUNDLE_IDS`, `LEDGER_APPLE_ENVIRONMENTS`, `LEDGER_APPLE_ROOT_CERTIFICATES`
+    /// and `LEDGER_GOOGLE_PACKAGE_NAMES`. Throws `INVALID_INPUT` naming the variable that is wrong.
+    public static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) throws -> StoreConfiguration {
+        let environments = list(environment["LEDGER_APPLE_ENVIRONMENTS"])
+        for name in environments where name != "Production" && name != "Sandbox" {
+            throw LedgerError(.invalidInput, "LEDGER_APPLE_ENVIRONMENTS: unknown environment \"\(name)\" (expected Production or Sandbox)")
+        }
+        return StoreConfiguration(
+            appleBundleIds: Set(list(environment["LEDGER_APPLE_BUNDLE_IDS"])),
+            appleEnvironments: environments.isEmpty ? ["Production"] : Set(environments),
+            appleRoots: try AppleRootCertificates.fromEnvironment(environment["LEDGER_APPLE_ROOT_CERTIFICATES"]),
+            googlePackageNames: Set(list(environment["LEDGER_GOOGLE_PACKAGE_NAMES"])))
+    }
+
+    /// A comma-separated list, blanks trimmed, empty entries dropped.
+    static func list(_ value: String?) -> [String] {
+        (value ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    }
+}
