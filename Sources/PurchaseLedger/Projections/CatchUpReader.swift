@@ -65,25 +65,39 @@ public struct CatchUpReader: Sendable {
     /// moves the checkpoint past them. Empty when there is nothing final to read yet. One
     /// index range scan of `events_tx_position_idx`.
     public mutating func next(on connection: Connection) throws -> [Event] {
-        let rows = try connection.query("""
-            SELECT tx::text AS tx, position, stream, version, type, data::text AS data, occurred_at, recorded_at
-              FROM ledger.events
-             WHERE (tx, position) > (\(String(checkpoint.transaction))::xid8, \(checkpoint.position)::bigint)
-               AND tx < pg_snapshot_xmin(pg_current_snapshot())
-             ORDER BY tx, position
-             LIMIT \(batchSize)
-            """)
+        let rows = try connection.query(Self.query(after: checkpoint, limit: batchSize))
         let events = try rows.map { row in
-            let tx = try row.decode("tx", as: String.self)
+            let tx = try row.decode("tx_text", as: String.self)
             guard let transaction = UInt64(tx) else {
-                throw PostgresError(kind: .decoding, message: "column tx: \(tx) is not an xid8")
+                throw PostgresError(kind: .decoding, message: "column tx_text: \(tx) is not an xid8")
             }
             return Event(position: try row.decode("position"), transaction: transaction,
                          stream: try row.decode("stream"), version: try row.decode("version"),
-                         type: try row.decode("type"), data: try row.decode("data"),
+                         type: try row.decode("type"), data: try row.decode("data_text"),
                          occurredAt: try row.decode("occurred_at"), recordedAt: try row.decode("recorded_at"))
         }
         if let last = events.last { checkpoint = last.checkpoint }
         return events
+    }
+
+    /// The statement `next(on:)` runs: the final events after `checkpoint` in `(tx, position)`
+    /// order, at most `limit` of them (tests EXPLAIN it).
+    ///
+    /// It orders by the `xid8` column itself. A bare name in ORDER BY means an output column
+    /// first, so with `tx::text AS tx` in the select list `ORDER BY tx` sorted by the id's text
+    /// ("10000000" before "9999993") while the WHERE clause and the checkpoint compare xid8s,
+    /// and a read that straddled a power of ten moved the checkpoint past events it never
+    /// returned (issue #15). The columns read as text therefore have names of their own, and
+    /// ORDER BY names the table's columns.
+    package static func query(after checkpoint: Checkpoint, limit: Int) -> SQL {
+        """
+        SELECT e.tx::text AS tx_text, e.position, e.stream, e.version, e.type, e.data::text AS data_text,
+               e.occurred_at, e.recorded_at
+          FROM ledger.events e
+         WHERE (e.tx, e.position) > (\(String(checkpoint.transaction))::xid8, \(checkpoint.position)::bigint)
+           AND e.tx < pg_snapshot_xmin(pg_current_snapshot())
+         ORDER BY e.tx, e.position
+         LIMIT \(limit)
+        """
     }
 }

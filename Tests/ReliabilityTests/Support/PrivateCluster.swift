@@ -33,8 +33,12 @@ final class PrivateCluster: @unchecked Sendable {
     }
 
     /// Creates, starts and migrates a cluster with `settings` added to postgresql.conf, runs
-    /// `body`, then stops the cluster and deletes its folder, whatever `body` did.
-    static func with<T>(settings: [String] = [], _ body: (PrivateCluster) async throws -> T) async throws -> T {
+    /// `body`, then stops the cluster and deletes its folder, whatever `body` did. With
+    /// `nextTransactionID`, the migrated cluster is stopped and restarted with its transaction
+    /// id counter moved forward to that value (`setNextTransactionID`), so that the first
+    /// transaction `body` starts gets that id.
+    static func with<T>(settings: [String] = [], nextTransactionID: UInt32? = nil,
+                        _ body: (PrivateCluster) async throws -> T) async throws -> T {
         let cluster = try PrivateCluster()
         defer { cluster.destroy() }
         try cluster.create(settings: settings)
@@ -45,19 +49,28 @@ final class PrivateCluster: @unchecked Sendable {
         let connection = try cluster.connect()
         try Migrator().migrate(connection)
         connection.close()
+        if let nextTransactionID {
+            try cluster.stop()
+            try cluster.setNextTransactionID(nextTransactionID)
+            try cluster.start()
+        }
         return try await body(cluster)
     }
 
     private init() throws {
         directory = try ScratchDirectory()
         port = 20000 + Int.random(in: 0..<30000)
-        if getuid() == 0 {
-            guard let account = getpwnam(Self.osUser) else {
-                throw TestSetupError("the OS user \(Self.osUser) for PostgreSQL does not exist (scripts/dev start creates it)")
-            }
-            guard chown(directory.url.path, account.pointee.pw_uid, account.pointee.pw_gid) == 0 else {
-                throw TestSetupError("cannot hand \(directory.url.path) to \(Self.osUser)")
-            }
+        try Self.handToServerUser(directory.url.path)
+    }
+
+    /// When the tests run as root, gives `path` to the OS user the cluster runs as.
+    private static func handToServerUser(_ path: String) throws {
+        guard getuid() == 0 else { return }
+        guard let account = getpwnam(osUser) else {
+            throw TestSetupError("the OS user \(osUser) for PostgreSQL does not exist (scripts/dev start creates it)")
+        }
+        guard chown(path, account.pointee.pw_uid, account.pointee.pw_gid) == 0 else {
+            throw TestSetupError("cannot hand \(path) to \(osUser)")
         }
     }
 
@@ -80,6 +93,28 @@ final class PrivateCluster: @unchecked Sendable {
     /// Starts the server and waits until it accepts connections (crash recovery included).
     func start() throws {
         try pg("pg_ctl", ["-D", dataDirectory, "-l", logFile, "-w", "-t", "120", "start"])
+    }
+
+    /// `pg_ctl stop -m fast`: a clean shutdown, with a checkpoint.
+    func stop() throws {
+        try pg("pg_ctl", ["-D", dataDirectory, "-m", "fast", "-w", "stop"])
+    }
+
+    /// Moves the transaction id counter of the stopped (cleanly) cluster forward to `xid`, with
+    /// `pg_resetwal -x`. The server reads the commit-status page of its next id from pg_xact
+    /// when it starts and refuses to start when that segment file is missing ("Could not open
+    /// file pg_xact/0009"), so this also creates that segment, zero-filled (no transaction in it
+    /// has a status yet): 2 bits per id, 32 pages of 8 KiB, so 1,048,576 ids per segment, named
+    /// by its number in four hex digits.
+    func setNextTransactionID(_ xid: UInt32) throws {
+        try pg("pg_resetwal", ["-x", String(xid), "-D", dataDirectory])
+        let segment = dataDirectory + "/pg_xact/" + String(format: "%04X", xid / 1_048_576)
+        guard !FileManager.default.fileExists(atPath: segment) else { return }
+        guard FileManager.default.createFile(atPath: segment, contents: Data(count: 32 * 8192),
+                                             attributes: [.posixPermissions: 0o600]) else {
+            throw TestSetupError("cannot create \(segment)")
+        }
+        try Self.handToServerUser(segment)
     }
 
     /// `pg_ctl stop -m immediate`: every server process quits at once, without a checkpoint, as in a crash.

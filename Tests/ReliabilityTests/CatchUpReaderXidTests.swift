@@ -1,0 +1,77 @@
+import Foundation
+import LedgerTestSupport
+import Postgres
+import PurchaseLedger
+import Testing
+
+extension HeavyReliabilityTests {
+    /// Issue #15: the reader sorted by the text of the transaction id, so "10000000" came before
+    /// "9999993", while its WHERE clause and checkpoint compare the ids as numbers.
+    @Suite("Catch-up reader across a power of ten of transaction ids")
+    struct CatchUpReaderAcrossXidDigits {
+        /// The transaction id the cluster's next transaction gets: the older transaction that
+        /// holds the reader back takes it, and the 16 writers after it take ids on both sides of
+        /// 10,000,000.
+        static let firstTransaction: UInt32 = 9_999_992
+
+        @Test func eventsOnBothSidesOfTenMillionTransactionsAreReadOnceEachInTransactionOrder() async throws {
+            try await PrivateCluster.with(nextTransactionID: Self.firstTransaction) { cluster in
+                let holder = try cluster.connect(), writer = try cluster.connect(), reader = try cluster.connect()
+                defer { [holder, writer, reader].forEach { $0.close() } }
+
+                // An older transaction appends and stays open: nothing after it is final yet.
+                try holder.executeScript(unsafeSQL: "BEGIN")
+                try append(holder, "held-1")
+                let held = try holder.query("SELECT pg_current_xact_id()::text AS x")[0].decode("x", as: String.self)
+                // Sixteen transactions of one event each commit meanwhile, with greater ids.
+                for n in 1...16 { try append(writer, "w\(n)") }
+                var follower = CatchUpReader(batchSize: 3)
+                #expect(try follower.next(on: reader).isEmpty, "read an event of a transaction younger than an open one")
+                try append(holder, "held-2")
+                try holder.executeScript(unsafeSQL: "COMMIT")
+
+                // What the reader must return: every event, in (tx, position) order, sorted here as numbers.
+                let all = try reader.query("SELECT tx::text AS tx_text, position FROM ledger.events")
+                    .map { row -> CatchUpReader.Checkpoint in
+                        let text = try row.decode("tx_text", as: String.self)
+                        guard let tx = UInt64(text) else { throw TestSetupError("tx \(text) is not a number") }
+                        return CatchUpReader.Checkpoint(transaction: tx, position: try row.decode("position"))
+                    }
+                    .sorted()
+                try #require(all.count == 18)
+                try #require(all.first!.transaction < 10_000_000 && all.last!.transaction >= 10_000_000,
+                             "the events do not straddle 10,000,000: \(all.map(\.transaction))")
+                // Nothing else runs on this cluster: once the holder has committed, every event is final.
+                try #require(try reader.query("""
+                    SELECT pg_snapshot_xmin(pg_current_snapshot()) > max(tx) AS final FROM ledger.events
+                    """)[0].decode("final", as: Bool.self))
+
+                var read: [CatchUpReader.Checkpoint] = []
+                while true {
+                    let batch = try follower.next(on: reader)
+                    if batch.isEmpty || read.count > 2 * all.count { break }
+                    read += batch.map(\.checkpoint)
+                }
+                let missing = all.filter { !read.contains($0) }
+                let doubled = Dictionary(grouping: read, by: { $0 }).filter { $0.value.count > 1 }.keys.sorted()
+                #expect(missing.isEmpty, "never read: \(missing.map(describe))")
+                #expect(doubled.isEmpty, "read twice: \(doubled.map(describe))")
+                #expect(read == all, "read in this order: \(read.map(describe))")
+                #expect(follower.checkpoint == all.last)
+                // The holder's two events come together, in position order, before every writer's.
+                #expect(read.prefix(2).map { String($0.transaction) } == [held, held])
+            }
+        }
+    }
+}
+
+private func describe(_ checkpoint: CatchUpReader.Checkpoint) -> String {
+    "(tx \(checkpoint.transaction), position \(checkpoint.position))"
+}
+
+/// Appends one test event with `ledger.append`, in the caller's transaction if one is open.
+private func append(_ c: Connection, _ name: String) throws {
+    try c.query("""
+        SELECT ledger.append('test:' || \(name)::text, 'TestEvent', jsonb_build_object('n', \(name)::text), now())
+        """)
+}
