@@ -181,6 +181,37 @@ struct AppleJWSSignatureRefusalTests {
                       "signedPayload.header.x5c[\(index)]: not a DER X.509 certificate")
     }
 
+    /// The signature BIT STRING closes the certificate: `03 <length> 00 <ECDSA-Sig-Value>`.
+    /// Declaring 1 unused bit where the last bit is zero leaves the same octets to verify, and
+    /// swift-certificates accepts it; the verifier must not (the 4,000-case fuzz found this).
+    @Test(arguments: [0, 1])
+    func aCertificateWhoseSignatureBitStringDeclaresUnusedBitsIsRefused(index: Int) async throws {
+        var found: (TestAppleChain, [UInt8], Int)?
+        for _ in 0..<64 where found == nil {
+            let candidate = TestAppleChain()
+            let der = Array(try #require(Data(base64Encoded: candidate.x5c[index])))
+            let start = try #require(Self.signatureBitString(der))
+            if der[der.count - 1] & 1 == 0 { found = (candidate, der, start + 2) }
+        }
+        var (candidate, der, unusedBitsAt) = try #require(found)
+        der[unusedBitsAt] = 1
+        var x5c = candidate.x5c
+        x5c[index] = Data(der).base64EncodedString()
+        await AppleJWSCheck.expectRefused(candidate.sign(payload, header: candidate.header(x5c: x5c)), roots: candidate.roots,
+                                          .signatureInvalid, "signedPayload.header.x5c[\(index)]: not a DER X.509 certificate (its signature BIT STRING declares unused bits)")
+    }
+
+    /// Where the certificate's closing signature BIT STRING (`03 <length> 00 30 ...`) starts.
+    private static func signatureBitString(_ der: [UInt8]) -> Int? {
+        var start = der.count - 4
+        while start >= 0 {
+            let closes = Int(der[start + 1]) == der.count - start - 2
+            if der[start] == 0x03, der[start + 2] == 0x00, der[start + 3] == 0x30, closes { return start }
+            start -= 1
+        }
+        return nil
+    }
+
     @Test func theFieldNameStartsEveryMessage() async {
         await AppleJWSCheck.expectRefused(TestAppleChain().sign(payload), roots: chain.roots, .signatureInvalid,
                                           "signedPayload.data.signedRenewalInfo: the certificate chain",

@@ -1,4 +1,5 @@
 import Foundation
+import SwiftASN1
 import X509
 
 /// A compact JWS (RFC 7515 §7.1) taken apart and decoded, nothing verified yet.
@@ -92,12 +93,30 @@ struct CompactJWS {
                 throw LedgerError(.signatureInvalid,
                                   "\(name): not standard base64 (RFC 4648 §4, padded; base64url is refused here)")
             }
+            let certificate: Certificate
             do {
-                return try Certificate(derEncoded: der)
+                certificate = try Certificate(derEncoded: der)
             } catch {
                 throw LedgerError(.signatureInvalid, "\(name): not a DER X.509 certificate")
             }
+            guard let unusedBits = Self.signatureUnusedBits(der), unusedBits == 0 else {
+                throw LedgerError(.signatureInvalid,
+                                  "\(name): not a DER X.509 certificate (its signature BIT STRING declares unused bits)")
+            }
+            return certificate
         }
+    }
+
+    /// The unused-bits count of the certificate's signature BIT STRING (its third element).
+    ///
+    /// swift-certificates accepts a count above zero when those bits are zero and verifies the
+    /// same octets, so a certificate would have several encodings; X.509 signatures are whole
+    /// octets (RFC 5280 §4.1.1.3), and OpenSSL refuses the others too.
+    private static func signatureUnusedBits(_ der: [UInt8]) -> Int? {
+        guard let root = try? DER.parse(der), case .constructed(let elements) = root.content else { return nil }
+        let parts = Array(elements)
+        guard parts.count == 3, let signature = try? ASN1BitString(derEncoded: parts[2]) else { return nil }
+        return signature.paddingBits
     }
 
     /// Decodes one base64url part holding a JSON object.
