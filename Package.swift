@@ -12,6 +12,10 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        // SHA-256, P-256 ECDSA (Crypto); X.509 parsing and chain policy (X509); DER and PEM (SwiftASN1).
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
+        .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-asn1", from: "1.7.4"),
     ],
     targets: [
         // libpq from Debian's libpq-dev, through pkg-config.
@@ -32,10 +36,15 @@ let package = Package(
             capability: .buildTool(),
             dependencies: ["EmbedSchema"]
         ),
-        // The domain: commands, events, projections, queries, migrations.
+        // The domain: commands, events, projections, queries, migrations, store notifications.
         .target(
             name: "PurchaseLedger",
-            dependencies: ["Postgres"],
+            dependencies: [
+                "Postgres",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
             plugins: ["SchemaPlugin"]
         ),
         // The command: argument parsing and output formatting only.
@@ -49,7 +58,12 @@ let package = Package(
         // Test helpers: a fresh migrated database per test, fixtures. Used by tests only.
         .target(
             name: "LedgerTestSupport",
-            dependencies: ["PurchaseLedger", "Postgres"],
+            dependencies: [
+                "PurchaseLedger", "Postgres",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
             path: "Tests/LedgerTestSupport"
         ),
         // The benchmark: every path beside the same server's own baseline (not a timed test).

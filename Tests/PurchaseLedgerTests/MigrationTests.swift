@@ -13,6 +13,28 @@ struct MigrationTests {
         #expect(Migration.all.allSatisfy { !$0.sql.isEmpty && $0.checksum.count == 64 })
     }
 
+    /// The checksum recorded in `ledger.schema_migrations` must stay what it always was for the same
+    /// file, or every existing database would refuse to start: coreutils' `sha256sum` of the file.
+    @Test func eachChecksumIsTheSHA256OfItsSchemaFileAsSha256sumComputesIt() throws {
+        let schema = URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Schema")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["sha256sum"] + Migration.all.map { schema.appendingPathComponent($0.name).path }
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        try #require(process.terminationStatus == 0)
+        let expected = output.split(separator: "\n").map { line in
+            (name: String(line.split(separator: "/").last ?? ""), checksum: String(line.prefix(64)))
+        }
+        #expect(expected.map(\.name) == Migration.all.map(\.name))
+        #expect(expected.map(\.checksum) == Migration.all.map(\.checksum))
+    }
+
     @Test func migratingTwiceLeavesOneAppliedCopy() async throws {
         try await TestDatabase.with(migrated: false) { db in
             try db.withConnection { c throws in

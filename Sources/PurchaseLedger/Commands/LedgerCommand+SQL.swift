@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Postgres
 
@@ -10,7 +11,7 @@ extension LedgerCommand {
         case .record(let payment, let kind):
             return "SELECT \(unsafeSQL: columns) FROM ledger.record_payment(\(kind.rawValue), \(JSONB(text: payment.eventData()))::jsonb)"
         case .consume(let seq, let user, let token, let time):
-            let digest = token.map { SHA256.hash(Array($0.utf8)) }
+            let digest = token.map { Array(SHA256.hash(data: Array($0.utf8))) }
             return "SELECT \(unsafeSQL: columns) FROM ledger.consume(\(seq), \(user), \(digest)::bytea, \(time ?? now)::timestamptz)"
         case .refund(let seq, let time, let reason):
             return "SELECT \(unsafeSQL: columns) FROM ledger.refund(\(seq), \(time ?? now)::timestamptz, \(reason)::text)"
@@ -101,7 +102,7 @@ extension Payment {
         writer.field("promotionPayment", promotionPayment)
         writer.key("productSeq")
         if let productSeq { writer.rawNumber(String(productSeq)) } else { writer.null() }
-        writer.field("purchaseTokenSha256", SHA256.hex(SHA256.hash(Array(purchaseToken.utf8))))
+        writer.field("purchaseTokenSha256", SHA256.lowercaseHex(of: Array(purchaseToken.utf8)))
         writer.endObject()
     }
 }

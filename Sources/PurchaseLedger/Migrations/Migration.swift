@@ -1,3 +1,5 @@
+import Crypto
+
 /// One numbered SQL file from `Schema/`, carried inside the binary.
 public struct Migration: Sendable, Hashable {
     /// The number the file name starts with.
@@ -14,7 +16,7 @@ public struct Migration: Sendable, Hashable {
         self.version = version
         self.name = name
         self.sql = sql
-        self.checksum = SHA256.hex(SHA256.hash(Array(sql.utf8)))
+        self.checksum = SHA256.lowercaseHex(of: Array(sql.utf8))
     }
 
     /// The same migration with other SQL text (for tests of the changed-file refusal).

@@ -5,6 +5,12 @@ public struct LedgerError: Error, Sendable, Hashable, CustomStringConvertible {
     public enum Code: String, Sendable, Hashable, CaseIterable {
         /// Malformed JSON, or a missing or malformed field (the message names it).
         case invalidInput = "INVALID_INPUT"
+        /// A store notification whose signature or certificate chain does not verify
+        /// (CONTRACT.md §5.2); the message names the check that failed.
+        case signatureInvalid = "SIGNATURE_INVALID"
+        /// A verified store notification for an app (bundle id, package name) or environment
+        /// the ledger is not configured to accept (CONTRACT.md §5.1).
+        case appMismatch = "APP_MISMATCH"
         /// A store other than `AS` or `GG`.
         case unknownStore = "UNKNOWN_STORE"
         /// A product type other than the three the ledger knows.

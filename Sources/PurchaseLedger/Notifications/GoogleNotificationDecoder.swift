@@ -101,10 +101,7 @@ struct GoogleNotificationDecoder {
     }
 
     static func digest(_ token: String) -> String {
-        SHA256.hash(data: Array(token.utf8)).map { byte in
-            let hex = String(byte, radix: 16)
-            return byte < 16 ? "0" + hex : hex
-        }.joined()
+        SHA256.lowercaseHex(of: Array(token.utf8))
     }
 
     /// Epoch milliseconds given as a JSON string (as Google sends them) or number.
