@@ -67,7 +67,7 @@ public struct Ingestor {
 
     /// The commands of one line: one, or for a page of Apple's Get Notification History response
     /// (`{"notificationHistory":[{"signedPayload":...},...]}`), one per notification, in order.
-    static func commands(in line: [UInt8], stores: StoreConfiguration) -> [Result<LedgerCommand, LedgerError>] {
+    static func commands(in line: some Collection<UInt8>, stores: StoreConfiguration) -> [Result<LedgerCommand, LedgerError>] {
         let json: JSONValue
         do {
             json = try LedgerCommand.parse(line)

@@ -94,3 +94,10 @@ public struct StoreNotification: Sendable, Hashable {
         return w.string
     }
 }
+
+extension JSONWriter {
+    /// Writes `json`, text that is already one valid JSON value (written by a `JSONWriter`).
+    mutating func rawJSON(_ json: String) {
+        rawNumber(json)
+    }
+}

@@ -6,6 +6,14 @@ public struct Subscription: Sendable, Hashable {
     public enum Status: String, Sendable, Hashable {
         /// Its expiry is later than the instant.
         case active
+        /// Not paid past its expiry, with access kept until the grace period ends.
+        case inGracePeriod
+        /// The store is still trying to charge; no access.
+        case billingRetry
+        /// Google Play account hold; no access.
+        case onHold
+        /// Google Play pause; no access.
+        case paused
         /// Not active because a refund took away a period that would still run.
         case revoked
         /// Its last period ended.

@@ -20,8 +20,8 @@ struct AppleNotificationRefusalTests {
         return #"{"type":"appleNotification","signedPayload":"\#(outer.sign(body))"}"#
     }
 
-    static func cases() -> [(String, String, LedgerError.Code, String)] {
-        let good = AppleMint()
+    /// Each refused line, its code and a word its message must hold; `good` is the trusted chain.
+    static func cases(_ good: AppleMint) -> [(String, String, LedgerError.Code, String, StoreConfiguration)] {
         let signed = good.chain.signNested(payload())
         let parts = signed.split(separator: ".").map(String.init)
         let otherPayload = TestAppleChain.base64URL(Array(payload(bundle: "com.example.gam3").utf8))
@@ -31,33 +31,30 @@ struct AppleNotificationRefusalTests {
         let wrap = { (jws: String) in #"{"type":"appleNotification","signedPayload":"\#(jws)"}"# }
         let otherKey = TestAppleChain()
         return [
-            ("forged payload", wrap(parts[0] + "." + otherPayload + "." + parts[2]), .signatureInvalid, "signature"),
-            ("another key's signature", wrap(parts[0] + "." + parts[1] + "." + otherKey.signature(of: parts[0] + "." + parts[1])), .signatureInvalid, "signature"),
-            ("chain to another root", wrapLine(rogue, good), .signatureInvalid, "root"),
-            ("leaf without Apple's OID", wrapLine(nooid, good), .signatureInvalid, "1.2.840.113635.100.6.11.1"),
-            ("intermediate without Apple's OID", wrapLine(noIntermediate, good), .signatureInvalid, "1.2.840.113635.100.6.2.1"),
-            ("leaf expired before signedDate", wrapLine(expired, good), .signatureInvalid, "signedDate"),
-            ("intermediate not yet valid", wrapLine(notYet, good), .signatureInvalid, "signedDate"),
-            ("alg none", wrap(good.chain.sign(payload(), header: good.chain.header(alg: "none"))), .signatureInvalid, "alg"),
-            ("HS256", wrap(good.chain.sign(payload(), header: good.chain.header(alg: "HS256"))), .signatureInvalid, "alg"),
-            ("nested transaction of another chain", line(outer: good.chain, nestedTransactionJWS: rogue.chain.sign(transaction)), .signatureInvalid, "signedTransactionInfo"),
+            ("forged payload", wrap(parts[0] + "." + otherPayload + "." + parts[2]), .signatureInvalid, "signature", good.stores),
+            ("another key's signature", wrap(parts[0] + "." + parts[1] + "." + otherKey.signature(of: parts[0] + "." + parts[1])), .signatureInvalid, "signature", good.stores),
+            ("chain to another root", rogue.line(payload()), .signatureInvalid, "root", good.stores),
+            // These chains lead to their own root, which is trusted here: only their flaw refuses them.
+            ("leaf without Apple's OID", nooid.line(payload()), .signatureInvalid, "1.2.840.113635.100.6.11.1", nooid.stores),
+            ("intermediate without Apple's OID", noIntermediate.line(payload()), .signatureInvalid, "1.2.840.113635.100.6.2.1", noIntermediate.stores),
+            ("leaf expired before signedDate", expired.line(payload()), .signatureInvalid, "signedDate", expired.stores),
+            ("intermediate not yet valid", notYet.line(payload()), .signatureInvalid, "signedDate", notYet.stores),
+            ("alg none", wrap(good.chain.sign(payload(), header: good.chain.header(alg: "none"))), .signatureInvalid, "alg", good.stores),
+            ("HS256", wrap(good.chain.sign(payload(), header: good.chain.header(alg: "HS256"))), .signatureInvalid, "alg", good.stores),
+            ("nested transaction of another chain", line(outer: good.chain, nestedTransactionJWS: rogue.chain.sign(transaction)), .signatureInvalid, "signedTransactionInfo", good.stores),
             ("renewal info of another lineage",
              good.line(M.payload("DID_RENEW", uuid: "n-1", signed: "2026-03-01T00:00:00Z", transaction: transaction,
-                                 renewal: M.renewal(original: "999", signed: "2026-03-01T00:00:00Z"))), .signatureInvalid, "disagree"),
-            ("another bundle", good.line(payload(bundle: "com.other.app")), .appMismatch, "bundleId"),
+                                 renewal: M.renewal(original: "999", signed: "2026-03-01T00:00:00Z"))), .signatureInvalid, "disagree", good.stores),
+            ("another bundle", good.line(payload(bundle: "com.other.app")), .appMismatch, "bundleId", good.stores),
             ("another environment", good.line(M.payload("SUBSCRIBED", uuid: "n-1", signed: "2026-03-01T00:00:00Z",
-                                                        transaction: transaction, environment: "Xcode")), .appMismatch, "environment"),
+                                                        transaction: transaction, environment: "Xcode")), .appMismatch, "environment", good.stores),
             ("nested transaction of another app",
              good.line(payload(transaction: M.transaction("100", original: "100", purchase: "2026-03-01T00:00:00Z",
-                                                          expires: "2026-04-01T00:00:00Z", bundle: "com.other.app"))), .appMismatch, "bundleId"),
-            ("two parts", wrap(parts[0] + "." + parts[1]), .invalidInput, "signedPayload"),
-            ("payload not JSON", wrap(parts[0] + "." + TestAppleChain.base64URL(Array("nope".utf8)) + "." + parts[2]), .invalidInput, "signedPayload"),
-            ("signedPayload not a string", #"{"type":"appleNotification","signedPayload":7}"#, .invalidInput, "signedPayload"),
+                                                          expires: "2026-04-01T00:00:00Z", bundle: "com.other.app"))), .appMismatch, "bundleId", good.stores),
+            ("two parts", wrap(parts[0] + "." + parts[1]), .invalidInput, "signedPayload", good.stores),
+            ("payload not JSON", wrap(parts[0] + "." + TestAppleChain.base64URL(Array("nope".utf8)) + "." + parts[2]), .invalidInput, "signedPayload", good.stores),
+            ("signedPayload not a string", #"{"type":"appleNotification","signedPayload":7}"#, .invalidInput, "signedPayload", good.stores),
         ]
-    }
-
-    static func wrapLine(_ signer: AppleMint, _ _: AppleMint) -> String {
-        signer.line(payload())
     }
 
     @Test func everyRefusalNamesItsCheckAndWritesNothing() async throws {
@@ -65,11 +62,11 @@ struct AppleNotificationRefusalTests {
         try await TestDatabase.with { db in
             try db.withConnection { c throws in
                 _ = try c.ingest([AppleNotificationTests.link], stores: good.stores)
-                for (name, line, code, mention) in Self.cases() {
+                for (name, line, code, mention, stores) in Self.cases(good) {
                     let before = try LedgerSnapshot(c)
-                    let outcome = try #require(try c.ingest([line], stores: good.stores).first)
+                    let outcome = try #require(try c.ingest([line], stores: stores).first)
                     #expect(outcome.error?.code == code, "\(name): \(outcome)")
-                    #expect(outcome.error?.message.contains(mention) == true, "\(name): \(outcome.error?.message ?? "")")
+                    #expect(outcome.error?.message.contains(mention) == true, "\(name): \(outcome.error?.message ?? "") lacks \(mention)")
                     #expect(try LedgerSnapshot(c) == before, "\(name) wrote something")
                 }
                 // The genuine notification still applies afterwards: nothing above took its id.
