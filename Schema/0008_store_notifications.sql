@@ -368,7 +368,7 @@ DECLARE
     v_store   text := d->>'storeCode';
     v_txid    text := d->>'transactionId';
     v_type    text := d->>'productType';
-    v_token   bytea := decode(d->>'purchaseTokenSha256', 'hex');
+    v_token   bytea;
     v_lineage text := CASE WHEN d->>'productType' <> 'CONSUMABLE'
                            THEN coalesce(d->>'originalTransactionId', d->>'transactionId') END;
     p         record;
@@ -377,12 +377,13 @@ DECLARE
     v_pos     bigint;
 BEGIN
     -- A payment from a store notification has no token: the rules are checked with a stand-in.
-    v_field := ledger.payment_invalid_field(CASE WHEN p_from_store AND v_token IS NULL
+    v_field := ledger.payment_invalid_field(CASE WHEN p_from_store AND d->>'purchaseTokenSha256' IS NULL
         THEN d || jsonb_build_object('purchaseTokenSha256', repeat('0', 64)) ELSE d END);
     IF v_field IS NOT NULL THEN
         RETURN ledger.rejected('INVALID_INPUT',
             format('payment %s: %s is missing or invalid', coalesce(v_seq, '(no paymentSeq)'), v_field), v_seq);
     END IF;
+    v_token := decode(d->>'purchaseTokenSha256', 'hex');
     -- Lock order, for every command: payment, store transaction, lineage, Google token.
     PERFORM pg_advisory_xact_lock(hashtextextended('payment:' || v_seq, 0)),
             pg_advisory_xact_lock(hashtextextended('transaction:' || v_store || ':' || v_txid, 0)),

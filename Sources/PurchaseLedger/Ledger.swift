@@ -21,8 +21,12 @@ public final class Ledger: Sendable {
     ///   - databaseURL: a `postgresql://` URL or `key=value` conninfo; nil uses `DATABASE_URL`,
     ///     then libpq's own `PG*` variables.
     ///   - poolSize: how many connections at most.
-    public init(databaseURL: String? = nil, poolSize: Int = 8) {
+    /// Which store notifications are accepted (CONTRACT.md §5.1).
+    public let stores: StoreConfiguration
+
+    public init(databaseURL: String? = nil, poolSize: Int = 8, stores: StoreConfiguration = .none) {
         pool = ConnectionPool(configuration: Ledger.configuration(databaseURL), size: poolSize)
+        self.stores = stores
     }
 
     /// The connection settings for a URL given on the command line or in code, else `DATABASE_URL`,
@@ -43,6 +47,24 @@ public final class Ledger: Sendable {
     public func execute(_ command: LedgerCommand) async throws -> CommandOutcome {
         let now = Date()
         return try await pool.withConnection { try $0.executeBatch([command], now: now)[0] }
+    }
+
+    /// Takes a store's server notification exactly as the store POSTed it: App Store Server
+    /// Notifications V2's `{"signedPayload":"..."}` or Google Play's Pub/Sub push body. Verified
+    /// against ``stores`` before anything is written; a refusal (`SIGNATURE_INVALID`,
+    /// `APP_MISMATCH`, `INVALID_INPUT`) comes back as a `.rejected` outcome. Answer the store
+    /// with a 2xx once this returns anything but `.rejected`: the notification is then in the log.
+    public func receiveStoreNotification(_ body: some Collection<UInt8>) async throws -> CommandOutcome {
+        let command: LedgerCommand
+        do {
+            command = try LedgerCommand(line: body, stores: stores)
+        } catch {
+            return CommandOutcome(rejected: error)
+        }
+        guard case .notification = command else {
+            return CommandOutcome(rejected: LedgerError(.invalidInput, "expected a store notification body (signedPayload or message)"))
+        }
+        return try await execute(command)
     }
 
     /// Records a purchase or a renewal. Throws `LedgerError` when refused.

@@ -101,7 +101,9 @@ struct CommandDecodingTests {
         (Fixture.purchaseLine(["type": nil]), .invalidInput, "type"),
         ("{not json", .invalidInput, "JSON"),
         ("[]", .invalidInput, "object"),
-        ("{\"type\":\"consume\",\"userId\":\"u1\",\"paymentSeq\":\"P-1\"}", .invalidInput, "purchaseToken"),
+        // Without a token is a consume of a payment learned from a store notification (§5.2); a
+        // token that is not a string is refused.
+        ("{\"type\":\"consume\",\"userId\":\"u1\",\"paymentSeq\":\"P-1\",\"purchaseToken\":7}", .invalidInput, "purchaseToken"),
         ("{\"type\":\"refund\",\"time\":\"2026-01-01T00:00:00Z\"}", .invalidInput, "paymentSeq"),
         ("{\"type\":\"cancel\",\"storeCode\":\"AS\"}", .invalidInput, "originalTransactionId"),
         ("{\"type\":\"cancel\",\"storeCode\":\"ONESTORE\",\"originalTransactionId\":\"x\"}", .unknownStore, "storeCode"),

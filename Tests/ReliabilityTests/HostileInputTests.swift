@@ -8,7 +8,7 @@ extension HeavyReliabilityTests {
     struct HostileInput {
         static let codes: Set<String> = ["INVALID_INPUT", "UNKNOWN_STORE", "UNKNOWN_PRODUCT_TYPE", "USER_INVALID",
                                          "PRODUCT_INVALID", "PAYMENT_CONFLICT", "NOT_FOUND", "TOKEN_INVALID",
-                                         "NOT_CONSUMABLE", "REFUNDED"]
+                                         "NOT_CONSUMABLE", "REFUNDED", "SIGNATURE_INVALID", "APP_MISMATCH"]
 
         @Test func aHundredThousandHostileLinesNeverCrashOrHangIngestAndRefusedLinesWriteNothing() async throws {
             let corpus = HostileLines(seed: 0x1ED6E5, count: 100_000)

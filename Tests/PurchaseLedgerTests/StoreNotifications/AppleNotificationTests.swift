@@ -237,6 +237,22 @@ struct AppleNotificationTests {
         }
     }
 
+    @Test func aBackendHandsApplesBodyToTheLibraryAsIs() async throws {
+        try await TestDatabase.with { db in
+            let ledger = Ledger(databaseURL: db.conninfo, poolSize: 2, stores: mint.stores)
+            let jws = mint.chain.signNested(M.payload("TEST", uuid: "n-t", signed: "2026-03-01T00:00:00Z"))
+            let body = Array(#"{"signedPayload":"\#(jws)"}"#.utf8)
+            let outcome = try await ledger.receiveStoreNotification(body)
+            #expect(outcome.status == .ignored && outcome.notificationId == "n-t")
+            #expect(try await ledger.receiveStoreNotification(body).status == .duplicate)
+            let forgedJWS = TestAppleChain().signNested(M.payload("TEST", uuid: "n-f", signed: "2026-03-01T00:00:00Z"))
+            let forged = Array(#"{"signedPayload":"\#(forgedJWS)"}"#.utf8)
+            #expect(try await ledger.receiveStoreNotification(forged).error?.code == .signatureInvalid)
+            #expect(try await ledger.receiveStoreNotification(Array(#"{"type":"purchase"}"#.utf8)).error?.code == .invalidInput)
+            await ledger.close()
+        }
+    }
+
     @Test func sixtyFourConcurrentDeliveriesOfOneNotificationRecordItOnce() async throws {
         try await TestDatabase.with { db in
             try db.withConnection { c throws in _ = try ingest(c, [Self.link]) }
