@@ -55,7 +55,7 @@ struct AnalyticsViewTests {
                         SELECT d::date AS period, s.store_code, s.product_id, count(*) AS active
                           FROM generate_series('2026-01-01'::timestamp, '2026-12-31', interval '1 day') d
                          CROSS JOIN LATERAL ledger.subscriptions_at((d + interval '1 day') AT TIME ZONE 'UTC') s
-                         WHERE s.status = 'active'
+                         WHERE s.entitled
                          GROUP BY 1, 2, 3
                     )
                     SELECT (SELECT count(*) FROM rule)::bigint AS compared,
@@ -74,7 +74,7 @@ struct AnalyticsViewTests {
                         SELECT e.period, s.store_code, s.product_id, count(*) AS active
                           FROM analytics.periods('2026-01-15', '2026-12-10', 'month') e
                          CROSS JOIN LATERAL ledger.subscriptions_at(e.ends_at) s
-                         WHERE s.status = 'active'
+                         WHERE s.entitled
                          GROUP BY 1, 2, 3
                     )
                     SELECT (SELECT count(*) FROM rule)::bigint AS compared,

@@ -13,30 +13,9 @@ struct AppleNotificationDecoder {
 
     func decode(_ line: FieldReader) throws(LedgerError) -> StoreNotification {
         let signedPayload = try line.string("signedPayload", maxLength: 1 << 20)
-        let verifier = AppleSignedDataVerifier(roots: stores.appleRoots)
-        let outer = try verify(verifier, signedPayload, field: "signedPayload")
-        let payload = FieldReader(outer.payload, path: "signedPayload.")
-        let data = try payload.object("data")
-        var transaction: FieldReader?
-        var renewal: FieldReader?
-        if let data {
-            if let jws = try data.optionalString("signedTransactionInfo", maxLength: 1 << 20) {
-                let field = "signedPayload.data.signedTransactionInfo"
-                transaction = FieldReader(try verify(verifier, jws, field: field).payload, path: field + ".")
-            }
-            if let jws = try data.optionalString("signedRenewalInfo", maxLength: 1 << 20) {
-                let field = "signedPayload.data.signedRenewalInfo"
-                renewal = FieldReader(try verify(verifier, jws, field: field).payload, path: field + ".")
-            }
-        }
-        if let transaction, let renewal {
-            let a = try transaction.optionalString("originalTransactionId", maxLength: LedgerCommand.Limits.transactionId)
-            let b = try renewal.optionalString("originalTransactionId", maxLength: LedgerCommand.Limits.transactionId)
-            if a != b {
-                throw LedgerError(.signatureInvalid,
-                    "signedPayload.data: the transaction's originalTransactionId \(a ?? "(none)") and the renewal info's \(b ?? "(none)") disagree")
-            }
-        }
+        let signed = try Self.verifySignatures(signedPayload, roots: stores.appleRoots)
+        let (payload, data, transaction) = (signed.payload, signed.data, signed.transaction)
+        let renewal = signed.renewal
         try checkApp(data: data, transaction: transaction)
 
         let type = try payload.string("notificationType", maxLength: 64)
@@ -89,7 +68,48 @@ struct AppleNotificationDecoder {
         return notification
     }
 
-    private func verify(_ verifier: AppleSignedDataVerifier, _ jws: String, field: String) throws(LedgerError) -> VerifiedJWS {
+    /// A signed payload whose signatures hold: its decoded parts.
+    struct SignedParts {
+        var payload: FieldReader
+        var data: FieldReader?
+        var transaction: FieldReader?
+        var renewal: FieldReader?
+    }
+
+    /// Every signature check of §5.2, and nothing that depends on the configured apps: the
+    /// outer JWS, the nested `signedTransactionInfo` and `signedRenewalInfo`, and their
+    /// `originalTransactionId`s agreeing. Receiving a notification runs it before anything is
+    /// written; `ledger verify --signatures` (``StoredSignatureAudit``) runs it again on what
+    /// was kept.
+    static func verifySignatures(_ signedPayload: String, roots: AppleRootCertificates) throws(LedgerError) -> SignedParts {
+        let verifier = AppleSignedDataVerifier(roots: roots)
+        let outer = try verify(verifier, signedPayload, field: "signedPayload")
+        let payload = FieldReader(outer.payload, path: "signedPayload.")
+        let data = try payload.object("data")
+        var transaction: FieldReader?
+        var renewal: FieldReader?
+        if let data {
+            if let jws = try data.optionalString("signedTransactionInfo", maxLength: 1 << 20) {
+                let field = "signedPayload.data.signedTransactionInfo"
+                transaction = FieldReader(try verify(verifier, jws, field: field).payload, path: field + ".")
+            }
+            if let jws = try data.optionalString("signedRenewalInfo", maxLength: 1 << 20) {
+                let field = "signedPayload.data.signedRenewalInfo"
+                renewal = FieldReader(try verify(verifier, jws, field: field).payload, path: field + ".")
+            }
+        }
+        if let transaction, let renewal {
+            let a = try transaction.optionalString("originalTransactionId", maxLength: LedgerCommand.Limits.transactionId)
+            let b = try renewal.optionalString("originalTransactionId", maxLength: LedgerCommand.Limits.transactionId)
+            if a != b {
+                throw LedgerError(.signatureInvalid,
+                    "signedPayload.data: the transaction's originalTransactionId \(a ?? "(none)") and the renewal info's \(b ?? "(none)") disagree")
+            }
+        }
+        return SignedParts(payload: payload, data: data, transaction: transaction, renewal: renewal)
+    }
+
+    private static func verify(_ verifier: AppleSignedDataVerifier, _ jws: String, field: String) throws(LedgerError) -> VerifiedJWS {
         do {
             return try verifier.verify(jws, field: field)
         } catch let error as LedgerError {

@@ -116,4 +116,40 @@ struct GoogleNotificationTests {
             }
         }
     }
+    /// Pub/Sub delivers at least once, and retries while a delivery is still in flight: 64
+    /// concurrent deliveries of one message record it once; 16 messages with ids of their own
+    /// that carry one renewal record its payment once.
+    @Test func sixtyFourConcurrentDeliveriesOfOneMessageRecordItOnce() async throws {
+        try await TestDatabase.with { db in
+            try db.withConnection { c throws in _ = try c.ingest([Self.purchase], stores: Self.stores) }
+            // The body exactly as Google posts it: no `type`, nothing attached.
+            let line = Self.push("m-c", at: "2026-03-10T00:00:00Z", Self.subscription(3))
+            let body = Array(line.replacing(#""type":"googleNotification","#, with: "").utf8)
+            let renewals = try (0..<16).map { n in
+                try LedgerCommand(line: Array(Self.push("m-r\(n)", at: "2026-04-01T00:00:00Z", Self.subscription(2),
+                                                        payment: Self.renewal).utf8), stores: Self.stores)
+            }
+            let ledger = Ledger(databaseURL: db.conninfo, poolSize: 16, stores: Self.stores)
+            let cancels = try await withThrowingTaskGroup(of: CommandOutcome.self) { group in
+                for _ in 0..<64 { group.addTask { try await ledger.receiveStoreNotification(body) } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            let renewed = try await withThrowingTaskGroup(of: CommandOutcome.self) { group in
+                for command in renewals { group.addTask { try await ledger.execute(command) } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            await ledger.close()
+            #expect(cancels.filter { $0.status == .recorded }.count == 1, "\(cancels.map(\.status))")
+            #expect(cancels.filter { $0.status == .duplicate }.count == 63)
+            #expect(cancels.allSatisfy { $0.notificationId == "m-c" })
+            #expect(!renewed.contains { $0.status == .rejected }, "\(renewed)")
+            try db.withConnection { c throws in
+                #expect(try c.count("SELECT count(*) FROM ledger.events WHERE type = 'NotificationReceived' AND data->>'notificationId' = 'm-c'") == 1)
+                #expect(try c.count("SELECT count(*) FROM ledger.auto_renew_changes") == 1)
+                #expect(try c.count("SELECT count(*) FROM ledger.payments WHERE transaction_id = 'GPA.1-1'") == 1)
+                #expect(try c.count("SELECT count(*) FROM ledger.events WHERE type IN ('PurchaseRecorded', 'RenewalRecorded')") == 2)
+                #expect(try ProjectionVerifier(connection: c).verify().isEqual)
+            }
+        }
+    }
 }
