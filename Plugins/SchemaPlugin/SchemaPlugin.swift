@@ -1,21 +1,23 @@
 import Foundation
 import PackagePlugin
 
-/// Embeds the package's top-level `Schema/*.sql` migrations into the target as Swift source,
+/// Embeds the package's top-level `Schema/` into the target as Swift source: the versioned
+/// migrations (`Schema/migrations/*.sql`) and the definitions (`Schema/definitions/**/*.sql`),
 /// so the built `ledger` carries its schema and never looks for files in the current directory.
 @main
 struct SchemaPlugin: BuildToolPlugin {
     func createBuildCommands(context: PluginContext, target: Target) throws -> [Command] {
         let schema = context.package.directoryURL.appending(path: "Schema")
-        let files = try FileManager.default.contentsOfDirectory(at: schema, includingPropertiesForKeys: nil)
+        let enumerator = FileManager.default.enumerator(at: schema, includingPropertiesForKeys: nil)
+        let files = (enumerator?.allObjects as? [URL] ?? [])
             .filter { $0.pathExtension == "sql" }
-            .sorted { $0.lastPathComponent < $1.lastPathComponent }
+            .sorted { $0.path < $1.path }
         let output = context.pluginWorkDirectoryURL.appending(path: "EmbeddedSchema.swift")
         return [
             .buildCommand(
-                displayName: "Embedding \(files.count) migrations from Schema/",
+                displayName: "Embedding \(files.count) schema files from Schema/",
                 executable: try context.tool(named: "EmbedSchema").url,
-                arguments: [output.path] + files.map(\.path),
+                arguments: [output.path, schema.path] + files.map(\.path),
                 inputFiles: files,
                 outputFiles: [output]
             )

@@ -6,41 +6,71 @@ import Testing
 
 @Suite("Migrations")
 struct MigrationTests {
-    @Test func theBinaryCarriesEveryMigrationInOrder() {
+    static let schema = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Schema")
+
+    @Test func theBinaryCarriesEveryMigrationAndDefinitionInOrder() {
         let versions = Migration.all.map(\.version)
-        #expect(versions.count >= 4)
-        #expect(versions == Array(1...versions.count))
+        #expect(!versions.isEmpty && versions == Array(1...versions.count))
         #expect(Migration.all.allSatisfy { !$0.sql.isEmpty && $0.checksum.count == 64 })
+        let groups = Definition.all.map(\.group)
+        #expect(Set(groups) == Set(Definition.groups))
+        #expect(groups == groups.sorted { Definition.groups.firstIndex(of: $0)! < Definition.groups.firstIndex(of: $1)! })
+        #expect(Definition.all.count > 40)
     }
 
     /// The checksum recorded in `ledger.schema_migrations` must stay what it always was for the same
     /// file, or every existing database would refuse to start: coreutils' `sha256sum` of the file.
     @Test func eachChecksumIsTheSHA256OfItsSchemaFileAsSha256sumComputesIt() throws {
-        let schema = URL(fileURLWithPath: #filePath)
-            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Schema")
+        let files = Migration.all.map { ("migrations/" + $0.name, $0.checksum) } + Definition.all.map { ("definitions/" + $0.path, $0.checksum) }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["sha256sum"] + Migration.all.map { schema.appendingPathComponent($0.name).path }
+        process.arguments = ["sha256sum"] + files.map { Self.schema.appendingPathComponent($0.0).path }
         let pipe = Pipe()
         process.standardOutput = pipe
         try process.run()
         let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         try #require(process.terminationStatus == 0)
-        let expected = output.split(separator: "\n").map { line in
-            (name: String(line.split(separator: "/").last ?? ""), checksum: String(line.prefix(64)))
-        }
-        #expect(expected.map(\.name) == Migration.all.map(\.name))
-        #expect(expected.map(\.checksum) == Migration.all.map(\.checksum))
+        #expect(output.split(separator: "\n").map { String($0.prefix(64)) } == files.map(\.1))
     }
 
-    @Test func migratingTwiceLeavesOneAppliedCopy() async throws {
+    /// Every function the schema makes has one definition, in the file named after it: what
+    /// `CREATE ... FUNCTION` statements the files hold, and what a migrated database has.
+    @Test func everyFunctionIsDefinedInOneFileNamedAfterIt() async throws {
+        var definedIn: [String: [String]] = [:]
+        let create = /CREATE\s+(?:OR\s+REPLACE\s+)?FUNCTION\s+([a-z_]+)\.([a-z_0-9]+)\s*\(/.ignoresCase()
+        for file in Migration.all.map({ ("migrations/" + $0.name, $0.sql) }) + Definition.all.map({ ($0.path, $0.sql) }) {
+            for match in file.1.matches(of: create) {
+                definedIn["\(match.output.1).\(match.output.2)", default: []].append(file.0)
+            }
+        }
+        #expect(definedIn.filter { $0.value.count > 1 }.isEmpty, "defined twice: \(definedIn.filter { $0.value.count > 1 })")
+        for (name, files) in definedIn {
+            #expect(files.first?.hasSuffix("/" + name.split(separator: ".")[1] + ".sql") == true, "\(name) is in \(files)")
+        }
+        try await TestDatabase.with { db in
+            try db.withConnection { c throws in
+                let functions = try c.query("""
+                    SELECT n.nspname || '.' || p.proname AS name FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+                     WHERE n.nspname IN ('ledger', 'analytics') ORDER BY 1
+                    """).map { try $0.decode("name", as: String.self) }
+                #expect(functions.count > 35)
+                // project_range is made per projection schema by install_project_range, from its one text.
+                let missing = Set(functions).subtracting(definedIn.keys).subtracting(["ledger.project_range"])
+                #expect(missing.isEmpty, "functions without a definition file: \(missing.sorted())")
+            }
+        }
+    }
+
+    @Test func migratingTwiceAppliesOnce() async throws {
         try await TestDatabase.with(migrated: false) { db in
             try db.withConnection { c throws in
-                #expect(try Migrator().migrate(c).count == Migration.all.count)
+                #expect(try Migrator().migrate(c) == Migration.all.map(\.name) + ["definitions (\(Definition.all.count) files)"])
                 #expect(try Migrator().migrate(c).isEmpty)
                 #expect(try c.count("SELECT count(*) FROM ledger.schema_migrations") == Migration.all.count)
+                #expect(try c.count("SELECT count(*) FROM ledger.schema_definitions") == Definition.all.count)
             }
         }
     }
@@ -53,7 +83,7 @@ struct MigrationTests {
                 }
                 return try await group.reduce(into: []) { $0.append($1) }
             }
-            #expect(applied.reduce(0, +) == Migration.all.count)
+            #expect(applied.reduce(0, +) == Migration.all.count + 1)
             try db.withConnection { c throws in
                 #expect(try c.count("SELECT count(*) FROM ledger.schema_migrations") == Migration.all.count)
                 #expect(try c.count("SELECT count(*) FROM pg_proc WHERE proname = 'record_payment'") == 1)
@@ -65,11 +95,59 @@ struct MigrationTests {
         try await TestDatabase.with { db in
             try db.withConnection { c throws in
                 var changed = Migration.all
-                let victim = changed[1]
-                changed[1] = try #require(Migration.edited(victim, sql: victim.sql + "\n-- edited\n"))
+                let victim = changed[0]
+                changed[0] = try #require(Migration.edited(victim, sql: victim.sql + "\n-- edited\n"))
                 #expect(throws: MigrationError.changed(victim.name)) { try Migrator(migrations: changed).migrate(c) }
                 let message = "\(MigrationError.changed(victim.name))"
                 #expect(message.contains(victim.name))
+            }
+        }
+    }
+
+    /// A changed definition is applied (all of them are, in order) and recorded; one that fails
+    /// changes nothing and is named.
+    @Test func aChangedDefinitionIsAppliedAndABrokenOneChangesNothing() async throws {
+        try await TestDatabase.with { db in
+            try db.withConnection { c throws in
+                var definitions = Definition.all
+                let index = try #require(definitions.firstIndex { $0.path == "commands/rejected.sql" })
+                let comment = "COMMENT ON FUNCTION ledger.rejected(text, text, text) IS 'edited';"
+                definitions[index] = Definition.edited(definitions[index], sql: definitions[index].sql + comment + "\n")
+                #expect(try Migrator(definitions: definitions).migrate(c) == ["definitions (\(definitions.count) files)"])
+                #expect(try c.query("SELECT obj_description('ledger.rejected(text, text, text)'::regprocedure) AS d")[0]
+                    .decode("d", as: String?.self) == "edited")
+                #expect(try Migrator(definitions: definitions).migrate(c).isEmpty)
+
+                definitions[index] = Definition.edited(definitions[index], sql: "CREATE OR REPLACE FUNCTION ledger.rejected( syntax error")
+                #expect(throws: MigrationError.self) { try Migrator(definitions: definitions).migrate(c) }
+                do {
+                    try Migrator(definitions: definitions).migrate(c)
+                } catch let error as MigrationError {
+                    #expect("\(error)".hasPrefix("Schema/definitions/commands/rejected.sql failed, nothing was changed"), "\(error)")
+                }
+                #expect(try c.query("SELECT obj_description('ledger.rejected(text, text, text)'::regprocedure) AS d")[0]
+                    .decode("d", as: String?.self) == "edited")
+                // Back to this build's definitions.
+                #expect(try Migrator().migrate(c) == ["definitions (\(Definition.all.count) files)"])
+            }
+        }
+    }
+
+    /// Projection tables are derived: a change of their definitions rebuilds them from the log.
+    @Test func aChangedProjectionDefinitionRebuildsTheProjections() async throws {
+        try await TestDatabase.with { db in
+            try db.withConnection { c throws in
+                let outcomes = try c.ingest(Array(DemoGenerator(seed: 3, users: 20)))
+                #expect(outcomes.contains { $0.status == .consumed })
+                let events = try c.count("SELECT count(*) FROM ledger.events")
+                let before = try LedgerSnapshot(c)
+                var definitions = Definition.all
+                let index = try #require(definitions.firstIndex { $0.path == "projections/install_projections.sql" })
+                definitions[index] = Definition.edited(definitions[index], sql: definitions[index].sql + "-- a new shape\n")
+                let done = try Migrator(definitions: definitions).migrate(c)
+                #expect(done == ["definitions (\(definitions.count) files)", "rebuilt the projections (\(events) events)"])
+                #expect(try LedgerSnapshot(c) == before)
+                #expect(try ProjectionVerifier(connection: c).verify().isEqual)
             }
         }
     }

@@ -87,7 +87,7 @@ extension HeavyReliabilityTests {
                 let writers = try inputs.map {
                     try LedgerProcess.start(["ingest", $0.path, "--batch-size", "20", "--database-url", cluster.conninfo])
                 }
-                let waiting = Result { try LockWaiters.wait(count: 4, besides: [holder.serverProcessID], timeout: 180) { try cluster.connect() } }
+                let waiting = Result { try LockWaiters.wait(count: 4, besides: [holder.serverProcessID], blockedBy: holder.serverProcessID, timeout: 180) { try cluster.connect() } }
                 let printedBeforeCrash = writers.map { $0.linesSoFar.count }
                 try cluster.stopImmediately()
                 holder.close()

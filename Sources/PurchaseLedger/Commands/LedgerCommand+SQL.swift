@@ -3,7 +3,7 @@ import Foundation
 import Postgres
 
 extension LedgerCommand {
-    /// The one statement that runs the command in the database (Schema/0003_commands.sql).
+    /// The one statement that runs the command in the database (Schema/definitions/commands).
     /// `now` stands in for an absent time.
     func statement(now: Date) -> SQL {
         let columns = "status, code, message, payment_seq, consumed_at, to_json(recorded)::text AS recorded, to_json(payments)::text AS payments"

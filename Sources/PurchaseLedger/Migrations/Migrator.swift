@@ -1,56 +1,119 @@
 import Postgres
 
-/// Applies the missing migrations, each in its own transaction, under an advisory lock, so it is
-/// safe to run again and from several processes at once. Records version and checksum in
-/// `ledger.schema_migrations` and refuses to run when an applied file has changed.
+/// Brings a database to this build's schema, under an advisory lock, so it is safe to run again
+/// and from several processes at once:
+///
+/// 1. the versioned migrations it lacks (`Schema/migrations/`), recorded with their checksums
+///    in `ledger.schema_migrations`; an applied one whose file changed is refused;
+/// 2. every definition (`Schema/definitions/`), in a fixed order, when any of them differs from
+///    what `ledger.schema_definitions` records (all of them, so that a function dropped and
+///    created again takes whatever depends on it along);
+/// 3. when the projections' definitions changed under live projection tables, a rebuild of the
+///    projections from the log (shadow tables, replay, swap), never an `ALTER` of their rows.
+///
+/// Steps 1 and 2 run in one transaction: a failure leaves the database as it was. A database
+/// made by the first releases (migrations `0001_event_log.sql` … `0009`, which defined functions
+/// too) is adopted in that same transaction: see ``LegacyMigrations``.
 public struct Migrator: Sendable {
     /// The advisory lock key (the bytes of "LEDGMIGR").
     static let lockKey: Int64 = 0x4C45_4447_4D49_4752
 
     public let migrations: [Migration]
+    public let definitions: [Definition]
 
-    public init(migrations: [Migration] = Migration.all) {
+    public init(migrations: [Migration] = Migration.all, definitions: [Definition] = Definition.all) {
         self.migrations = migrations
+        self.definitions = definitions
     }
 
-    /// Brings the database up to date. Returns the names of the migrations it applied.
+    /// Brings the database up to date. Returns what it did, one line each: the versioned
+    /// migrations it applied (by name), `definitions (N files)` when it applied them, and
+    /// `rebuilt the projections (N events)` when it rebuilt them. Calls `progress` with each
+    /// line before doing it.
     @discardableResult
-    public func migrate(_ connection: Connection, progress: (Migration) -> Void = { _ in }) throws -> [String] {
+    public func migrate(_ connection: Connection, progress: (String) -> Void = { _ in }) throws -> [String] {
         try connection.query("SELECT pg_advisory_lock(\(Self.lockKey))")
         defer { _ = try? connection.query("SELECT pg_advisory_unlock(\(Self.lockKey))") }
-        try connection.executeScript(unsafeSQL: """
-            SET client_min_messages = warning;
-            CREATE SCHEMA IF NOT EXISTS ledger;
-            CREATE TABLE IF NOT EXISTS ledger.schema_migrations (
-                version    integer PRIMARY KEY,
-                name       text NOT NULL,
-                checksum   text NOT NULL,
-                applied_at timestamptz NOT NULL DEFAULT now()
-            );
-            """)
-        let applied = try appliedChecksums(connection)
-        if let unknown = applied.keys.filter({ version in !migrations.contains { $0.version == version } }).min() {
-            throw MigrationError.unknownVersion(unknown, name: applied[unknown]!.name)
-        }
         var done: [String] = []
-        for migration in migrations {
-            if let recorded = applied[migration.version] {
-                guard recorded.checksum == migration.checksum else {
-                    throw MigrationError.changed(migration.name)
-                }
-                continue
+        let rebuild = try connection.transaction { tx -> Bool in
+            try tx.executeScript(unsafeSQL: """
+                SET LOCAL client_min_messages = warning;
+                CREATE SCHEMA IF NOT EXISTS ledger;
+                CREATE TABLE IF NOT EXISTS ledger.schema_migrations (
+                    version    integer PRIMARY KEY,
+                    name       text NOT NULL,
+                    checksum   text NOT NULL,
+                    applied_at timestamptz NOT NULL DEFAULT now()
+                );
+                CREATE TABLE IF NOT EXISTS ledger.schema_definitions (
+                    path       text PRIMARY KEY,
+                    checksum   text NOT NULL,
+                    applied_at timestamptz NOT NULL DEFAULT now()
+                );
+                """)
+            let liveProjections = try tx.query("SELECT to_regclass('ledger.payments') IS NOT NULL AS live")[0]
+                .decode("live", as: Bool.self)
+            var applied = try appliedChecksums(tx)
+            var recorded = try recordedDefinitions(tx)
+            if try LegacyMigrations.adopt(tx, applied: applied) {
+                progress("adopting a database of the first releases")
+                done.append("adopted a database of the first releases")
+                applied = try appliedChecksums(tx)
+                recorded = [:]
             }
-            progress(migration)
-            try connection.transaction { tx in
+            if let unknown = applied.keys.filter({ version in !migrations.contains { $0.version == version } }).min() {
+                throw MigrationError.unknownVersion(unknown, name: applied[unknown]!.name)
+            }
+            for migration in migrations {
+                if let existing = applied[migration.version] {
+                    guard existing.checksum == migration.checksum else { throw MigrationError.changed(migration.name) }
+                    continue
+                }
+                progress(migration.name)
                 try tx.executeScript(unsafeSQL: migration.sql)
                 try tx.query("""
                     INSERT INTO ledger.schema_migrations (version, name, checksum)
                     VALUES (\(migration.version), \(migration.name), \(migration.checksum))
                     """)
+                done.append(migration.name)
             }
-            done.append(migration.name)
+            let current = Dictionary(uniqueKeysWithValues: definitions.map { ($0.path, $0.checksum) })
+            guard current != recorded else { return false }
+            let line = "definitions (\(definitions.count) files)"
+            progress(line)
+            try apply(tx)
+            done.append(line)
+            // New projection definitions over existing tables: those tables are rebuilt.
+            let projections = { (map: [String: String]) in map.filter { $0.key.hasPrefix("projections/") } }
+            return liveProjections && projections(current) != projections(recorded)
+        }
+        if rebuild {
+            progress("rebuilding the projections")
+            let summary = try ProjectionRebuilder(connection: connection).rebuild()
+            done.append("rebuilt the projections (\(summary.events) events)")
         }
         return done
+    }
+
+    /// Runs every definition in order and records them, in the caller's transaction. Function
+    /// bodies are not checked against tables while they are created (as pg_dump does): the live
+    /// projection tables come after the functions that name them.
+    private func apply(_ tx: Connection) throws {
+        try tx.execute("SELECT set_config('check_function_bodies', 'off', true)")
+        for definition in definitions {
+            do {
+                try tx.executeScript(unsafeSQL: definition.sql)
+            } catch let error as PostgresError {
+                throw MigrationError.definitionFailed(definition.path, error.description)
+            }
+        }
+        try tx.execute("SELECT set_config('check_function_bodies', 'on', true)")
+        try tx.execute("DELETE FROM ledger.schema_definitions")
+        for definition in definitions {
+            try tx.query("""
+                INSERT INTO ledger.schema_definitions (path, checksum) VALUES (\(definition.path), \(definition.checksum))
+                """)
+        }
     }
 
     /// The migrations the database has, by version.
@@ -62,6 +125,15 @@ public struct Migrator: Sendable {
         }
         return result
     }
+
+    /// The definitions the database has, by path.
+    public func recordedDefinitions(_ connection: Connection) throws -> [String: String] {
+        var result: [String: String] = [:]
+        for row in try connection.query("SELECT path, checksum FROM ledger.schema_definitions") {
+            result[try row.decode("path", as: String.self)] = try row.decode("checksum", as: String.self)
+        }
+        return result
+    }
 }
 
 /// Why the migrator refused to run.
@@ -70,6 +142,10 @@ public enum MigrationError: Error, CustomStringConvertible, Equatable {
     case changed(String)
     /// The database has a migration this build does not know: it is newer than this ledger.
     case unknownVersion(Int, name: String)
+    /// A definition failed to apply (nothing was changed).
+    case definitionFailed(String, String)
+    /// Adopting a database of the first releases would drop an object someone else made on ours.
+    case adoptionBlocked(String)
 
     public var description: String {
         switch self {
@@ -77,6 +153,10 @@ public enum MigrationError: Error, CustomStringConvertible, Equatable {
             "migration \(name) was changed after it was applied; released migrations are never edited: add a new one"
         case .unknownVersion(let version, let name):
             "the database has migration \(version) (\(name)), which this ledger does not know: use a newer ledger"
+        case .definitionFailed(let path, let error):
+            "Schema/definitions/\(path) failed, nothing was changed: \(error)"
+        case .adoptionBlocked(let detail):
+            "cannot adopt this database of the first releases, nothing was changed: \(detail)"
         }
     }
 }

@@ -3,7 +3,7 @@ import Postgres
 /// Checks the log's hash chains (`ledger verify --chain`): recomputes every event's hash in
 /// SQL, checks that each stream's versions run 1…n and that each event links to the one
 /// before, and that `ledger.streams` names each stream's last event (`ledger.chain_breaks`,
-/// Schema/0005). It catches events altered or removed behind the append-only triggers' back,
+/// Schema/definitions/log/chain_breaks.sql). It catches events altered or removed behind the append-only triggers' back,
 /// for example by a superuser who disabled them.
 public struct ChainVerifier {
     /// At most this many breaks are returned (the first ones by position).

@@ -38,9 +38,14 @@ extension ProjectionRebuilder {
     /// tables. Throws `lockNotAvailable` when a lock wait timed out (nothing changed).
     private func swapOnce(seen: String, longWait: Int, deadlockMilliseconds: Int) throws -> Int {
         let shadow = Self.shadowSchema, retired = Self.retiredSchema
-        let tables = projections.flatMap { set in set.tables.map { (schema: set.liveSchema, name: $0.name) } }
-        let qualified = tables.map { "\($0.schema).\($0.name)" }
+        let all = projections.flatMap { set in set.tables.map { (schema: set.liveSchema, name: $0.name) } }
         return try connection.transaction { c in
+            // The live tables there are: a table new in this build's definitions has no live
+            // twin yet (a database adopted from release 0007 lacks the notification tables).
+            let tables = try all.filter { table in
+                try c.query("SELECT to_regclass(\(quoted(table))) IS NOT NULL AS live")[0].decode("live", as: Bool.self)
+            }
+            let qualified = tables.map { "\($0.schema).\($0.name)" }
             // Catalog text below (view definitions) comes out schema-qualified.
             try c.execute("SELECT set_config('search_path', 'pg_catalog', true)")
             let before = try dependents(c, of: qualified)
@@ -72,7 +77,7 @@ extension ProjectionRebuilder {
             for table in tables {
                 try c.execute("ALTER TABLE \(identifier: table.schema).\(identifier: table.name) SET SCHEMA \(identifier: retired)")
             }
-            for table in tables {
+            for table in all {
                 try c.execute("ALTER TABLE \(identifier: shadow).\(identifier: table.name) SET SCHEMA \(identifier: table.schema)")
             }
             // Views and SQL-body functions bound the old tables: define them again, by name.

@@ -1,4 +1,4 @@
-/// A set of projections that `ledger.install_projections` (Schema/0002) creates together and
+/// A set of projections that `ledger.install_projections` (Schema/definitions/projections) creates together and
 /// that `ProjectionRebuilder` replays and swaps together. There is one today, `ledger`: the
 /// tables the queries and the command functions read.
 public enum ProjectionSet: String, CaseIterable, Sendable {
@@ -18,7 +18,7 @@ public enum ProjectionSet: String, CaseIterable, Sendable {
 
     /// The tables of the set, with their keys.
     ///
-    /// Keep this list in step with `ledger.install_projections` (Schema/0002).
+    /// Keep this list in step with `ledger.install_projections` (Schema/definitions/projections/install_projections.sql).
     public var tables: [ProjectionTable] {
         switch self {
         case .ledger:
@@ -28,7 +28,7 @@ public enum ProjectionSet: String, CaseIterable, Sendable {
                 ProjectionTable(name: "lineages", key: ["store_code", "original_transaction_id"], keyUsedByReplay: true),
                 ProjectionTable(name: "auto_renew_changes", key: ["store_code", "original_transaction_id", "position"]),
                 ProjectionTable(name: "restores", key: ["position"]),
-                // Schema/0008: the stores' notifications.
+                // The stores' notifications.
                 ProjectionTable(name: "billing_states", key: ["store_code", "original_transaction_id", "position"]),
                 ProjectionTable(name: "notifications", key: ["store_code", "notification_id"]),
                 ProjectionTable(name: "products", key: ["store_code", "product_id"], keyUsedByReplay: true),

@@ -12,7 +12,7 @@ public enum RebuildError: Error, CustomStringConvertible, Equatable, Sendable {
     case swapLocksUnavailable(seconds: Int, attempts: Int)
     /// A materialized view reads the projection tables: a swap cannot re-point it.
     case materializedViewDepends(String)
-    /// The database has not been migrated to the version that has rebuilds (Schema/0005).
+    /// The database has not been migrated: it lacks the rebuild functions.
     case notMigrated
 
     public var description: String {
@@ -30,7 +30,7 @@ public enum RebuildError: Error, CustomStringConvertible, Equatable, Sendable {
             return "the materialized view \(name) reads the projection tables, and a rebuild cannot re-point it: "
                 + "drop it, run ledger rebuild, and create it again"
         case .notMigrated:
-            return "the database lacks the rebuild and verify functions of Schema/0005_rebuild.sql: run ledger migrate first"
+            return "the database lacks the rebuild and verify functions (Schema/definitions/projections): run ledger migrate first"
         }
     }
 }

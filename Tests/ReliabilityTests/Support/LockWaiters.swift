@@ -6,8 +6,10 @@ import Postgres
 /// exactly as far as a test's held lock lets it.
 enum LockWaiters {
     /// The process IDs of at least `count` backends of the watcher's database that wait for a
-    /// lock, other than `besides`; polls for up to `timeout` seconds.
-    static func wait(count: Int = 1, besides: [Int32], timeout: TimeInterval = 60,
+    /// lock, other than `besides`; with `blockedBy`, only those that this backend blocks (other
+    /// lock waits, such as a relation extension between concurrent inserts, come and go on a
+    /// loaded machine and are not what a test waits for). Polls for up to `timeout` seconds.
+    static func wait(count: Int = 1, besides: [Int32], blockedBy: Int32? = nil, timeout: TimeInterval = 60,
                      _ connect: () throws -> Connection) throws -> [Int32] {
         let watcher = try connect()
         defer { watcher.close() }
@@ -19,6 +21,7 @@ enum LockWaiters {
                 SELECT pid FROM pg_stat_activity
                  WHERE datname = current_database() AND wait_event_type = 'Lock'
                    AND pid <> ALL(\(others)::int[]) AND pid <> pg_backend_pid()
+                   AND (\(blockedBy.map(Int.init))::int IS NULL OR \(blockedBy.map(Int.init))::int = ANY(pg_blocking_pids(pid)))
                  ORDER BY pid
                 """).map { try $0.decode("pid", as: Int32.self) }
             if found.count >= count { return found }

@@ -1,0 +1,105 @@
+-- Applies a notification whose owner is known. Writes nothing when it refuses.
+CREATE OR REPLACE FUNCTION ledger.apply_notification(n jsonb, p_owner text)
+RETURNS ledger.command_result
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_store    text := n->>'storeCode';
+    v_effect   text := n->>'effect';
+    v_at       timestamptz := (n->>'effectiveAt')::timestamptz;
+    v_lineage  text := n->>'originalTransactionId';
+    v_seq      text;
+    v_recorded boolean := false;
+    v_type     text;
+    d          jsonb;
+    r          ledger.command_result;
+    v_pos      bigint;
+    v_state    text;
+BEGIN
+    -- The payment the notification is about; an App Store transaction not yet in the ledger is
+    -- recorded first (the store signed it: it is a payment).
+    IF v_store = 'AS' THEN
+        SELECT payment_seq INTO v_seq FROM ledger.payments WHERE store_code = 'AS' AND transaction_id = n->>'transactionId';
+        IF v_seq IS NULL AND n ? 'payment' THEN
+            v_type := CASE WHEN n->>'storeProductType' = 'consumable' THEN 'CONSUMABLE' ELSE coalesce(
+                (SELECT product_type FROM ledger.lineages WHERE store_code = 'AS' AND original_transaction_id = v_lineage),
+                (SELECT product_type FROM ledger.products WHERE store_code = 'AS' AND product_id = n->'payment'->>'productId'),
+                'AUTO_RENEWABLE') END;
+            d := n->'payment' || jsonb_build_object('userId', p_owner, 'productType', v_type,
+                                                    'paymentSeq', n->>'transactionId', 'source', 'notification');
+            r := ledger.record_payment_core(
+                CASE WHEN v_type <> 'CONSUMABLE' AND n->>'transactionId' <> coalesce(v_lineage, n->>'transactionId')
+                     THEN 'renewal' ELSE 'purchase' END, d, true);
+            IF r.status = 'rejected' THEN
+                RETURN r;
+            END IF;
+            v_seq := r.payment_seq;
+            v_recorded := r.status = 'recorded';
+        END IF;
+    ELSIF v_effect = 'payment' THEN
+        RETURN ledger.record_payment_core(CASE WHEN n->'payment'->>'transactionId'
+                                                    = coalesce(n->'payment'->>'originalTransactionId', n->'payment'->>'transactionId')
+                                               THEN 'purchase' ELSE 'renewal' END, n->'payment', false);
+    ELSE
+        -- Google: the order, else the latest payment holding the notification's token.
+        SELECT payment_seq, lineage_id INTO v_seq, v_lineage FROM ledger.payments
+         WHERE store_code = 'GG' AND transaction_id = n->>'orderId';
+        IF v_seq IS NULL THEN
+            SELECT payment_seq, lineage_id INTO v_seq, v_lineage FROM ledger.payments
+             WHERE store_code = 'GG' AND token_sha256 = decode(n->>'purchaseTokenSha256', 'hex')
+             ORDER BY purchase_time DESC, payment_seq DESC LIMIT 1;
+        END IF;
+    END IF;
+
+    IF v_effect = 'payment' THEN
+        RETURN ROW(CASE WHEN v_recorded THEN 'recorded' ELSE 'duplicate' END, NULL, NULL, v_seq, NULL, NULL, NULL)::ledger.command_result;
+    ELSIF v_effect IN ('refund', 'revoke', 'revokeLatest') THEN
+        IF v_seq IS NULL THEN
+            RETURN ledger.rejected('NOT_FOUND', format('no payment for transaction %s', coalesce(n->>'transactionId', n->>'orderId')));
+        END IF;
+        r := ledger.refund(v_seq, coalesce((n->>'refundAt')::timestamptz, v_at),
+                           coalesce(n->>'reason', CASE v_effect WHEN 'refund' THEN 'refund' ELSE 'revoked' END));
+        RETURN r;
+    ELSIF v_effect = 'refundReversed' THEN
+        IF v_seq IS NULL OR NOT EXISTS (SELECT FROM ledger.payments WHERE payment_seq = v_seq AND refunded_at IS NOT NULL) THEN
+            RETURN ROW('duplicate', NULL, NULL, v_seq, NULL, NULL, NULL)::ledger.command_result;
+        END IF;
+        v_pos := ledger.append('payment:' || v_seq, 'RefundReversed',
+                               jsonb_build_object('paymentSeq', v_seq, 'userId', p_owner), v_at);
+        PERFORM ledger.project_range(v_pos, v_pos);
+        RETURN ROW('recorded', NULL, NULL, v_seq, NULL, NULL, NULL)::ledger.command_result;
+    ELSIF v_effect = 'extend' THEN
+        IF v_seq IS NULL OR n->>'expiryTime' IS NULL THEN
+            RETURN ledger.rejected('NOT_FOUND', format('no payment for transaction %s', n->>'transactionId'));
+        END IF;
+        v_pos := ledger.append('payment:' || v_seq, 'ExpiryExtended',
+                               jsonb_build_object('paymentSeq', v_seq, 'userId', p_owner,
+                                                  'expiryTime', n->>'expiryTime'), v_at);
+        PERFORM ledger.project_range(v_pos, v_pos);
+        RETURN ROW('recorded', NULL, NULL, v_seq, NULL, NULL, NULL)::ledger.command_result;
+    END IF;
+
+    -- The rest changes the lineage.
+    IF v_lineage IS NULL OR NOT EXISTS (SELECT FROM ledger.lineages WHERE store_code = v_store AND original_transaction_id = v_lineage) THEN
+        RETURN ledger.rejected('NOT_FOUND', format('no subscription %s on store %s', coalesce(v_lineage, '(none)'), v_store));
+    END IF;
+    IF v_effect IN ('autoRenewOff', 'autoRenewOn') THEN
+        v_pos := ledger.append('lineage:' || v_store || ':' || v_lineage,
+                               CASE v_effect WHEN 'autoRenewOff' THEN 'AutoRenewCancelled' ELSE 'AutoRenewEnabled' END,
+                               jsonb_build_object('storeCode', v_store, 'originalTransactionId', v_lineage,
+                                                  'userId', p_owner, 'notificationId', n->>'notificationId'), v_at);
+    ELSE
+        v_state := CASE v_effect WHEN 'billingEnded' THEN 'none' ELSE v_effect END;
+        IF v_state NOT IN ('inGracePeriod', 'billingRetry', 'onHold', 'paused', 'none') THEN
+            RETURN ledger.rejected('INVALID_INPUT', format('effect: unknown effect %s', v_effect));
+        END IF;
+        v_pos := ledger.append('lineage:' || v_store || ':' || v_lineage, 'BillingStateChanged',
+                               jsonb_strip_nulls(jsonb_build_object('storeCode', v_store, 'originalTransactionId', v_lineage,
+                                   'userId', p_owner, 'state', v_state,
+                                   'gracePeriodExpiresAt', n->>'gracePeriodExpiresAt',
+                                   'notificationId', n->>'notificationId')), v_at);
+    END IF;
+    PERFORM ledger.project_range(v_pos, v_pos);
+    RETURN ROW('recorded', NULL, NULL, NULL, NULL, NULL, NULL)::ledger.command_result;
+END
+$$;
+REVOKE ALL ON FUNCTION ledger.apply_notification(jsonb, text) FROM PUBLIC;

@@ -1,0 +1,35 @@
+-- `product` line: the type of a store product.
+CREATE OR REPLACE FUNCTION ledger.declare_product(p_store_code text, p_product_id text, p_product_type text)
+RETURNS ledger.command_result
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off AS $$
+DECLARE
+    v_known text;
+    v_pos   bigint;
+BEGIN
+    IF coalesce(p_store_code, '') NOT IN ('AS', 'GG') THEN
+        RETURN ledger.rejected('UNKNOWN_STORE', format('unknown store %s', p_store_code));
+    ELSIF coalesce(p_product_type, '') NOT IN ('CONSUMABLE', 'AUTO_RENEWABLE', 'CONSUMABLE_AUTO_RENEWABLE') THEN
+        RETURN ledger.rejected('UNKNOWN_PRODUCT_TYPE', format('unknown product type %s', p_product_type));
+    ELSIF coalesce(p_product_id, '') = '' THEN
+        RETURN ledger.rejected('INVALID_INPUT', 'productId: missing');
+    END IF;
+    PERFORM pg_advisory_xact_lock(hashtextextended('product:' || p_store_code || ':' || p_product_id, 0));
+    SELECT product_type INTO v_known FROM ledger.products WHERE store_code = p_store_code AND product_id = p_product_id;
+    IF v_known = p_product_type THEN
+        RETURN ROW('duplicate', NULL, NULL, NULL, NULL, NULL, NULL)::ledger.command_result;
+    END IF;
+    SELECT product_type INTO v_known FROM ledger.payments
+     WHERE store_code = p_store_code AND product_id = p_product_id AND product_type <> p_product_type LIMIT 1;
+    IF FOUND THEN
+        RETURN ledger.rejected('PRODUCT_INVALID',
+            format('product %s of store %s already has payments as %s', p_product_id, p_store_code, v_known));
+    END IF;
+    v_pos := ledger.append('product:' || p_store_code || ':' || p_product_id, 'ProductDeclared',
+                           jsonb_build_object('storeCode', p_store_code, 'productId', p_product_id,
+                                              'productType', p_product_type), now());
+    PERFORM ledger.project_range(v_pos, v_pos);
+    RETURN ROW('recorded', NULL, NULL, NULL, NULL, NULL, NULL)::ledger.command_result;
+END
+$$;
+REVOKE ALL ON FUNCTION ledger.declare_product(text, text, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION ledger.declare_product(text, text, text) TO ledger_writer;

@@ -1,0 +1,41 @@
+-- n: a verified notification as the library hands it over (Notifications/StoreNotification.swift):
+--   storeCode, notificationId, notificationType, effect, effectiveAt, and as the effect needs
+--   them: transactionId, originalTransactionId, appAccountToken, storeProductType
+--   ('consumable' | 'subscription'), payment (the §2.1 event data, without userId for App Store),
+--   refundAt, reason, expiryTime, gracePeriodExpiresAt, purchaseTokenSha256, orderId; and the
+--   store's own text (signedPayload, or Google's message).
+-- effect: payment | autoRenewOff | autoRenewOn | inGracePeriod | billingRetry | onHold | paused |
+--   billingEnded | refund | refundReversed | revoke | revokeLatest | extend | ignored.
+
+-- The user a notification belongs to, or null when the ledger does not know yet.
+CREATE OR REPLACE FUNCTION ledger.notification_owner(n jsonb) RETURNS text
+LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    v_user text;
+BEGIN
+    IF n->>'storeCode' = 'GG' THEN
+        IF n->'payment'->>'userId' IS NOT NULL THEN
+            RETURN n->'payment'->>'userId';
+        END IF;
+        SELECT user_id INTO v_user FROM ledger.payments
+         WHERE store_code = 'GG' AND transaction_id = n->>'orderId';
+        IF v_user IS NULL THEN
+            SELECT user_id INTO v_user FROM ledger.payments
+             WHERE store_code = 'GG' AND token_sha256 = decode(n->>'purchaseTokenSha256', 'hex')
+             ORDER BY purchase_time DESC LIMIT 1;
+        END IF;
+        RETURN v_user;
+    END IF;
+    SELECT user_id INTO v_user FROM ledger.lineages
+     WHERE store_code = 'AS' AND original_transaction_id = n->>'originalTransactionId';
+    IF v_user IS NULL THEN
+        SELECT user_id INTO v_user FROM ledger.payments WHERE store_code = 'AS' AND transaction_id = n->>'transactionId';
+    END IF;
+    IF v_user IS NULL THEN
+        SELECT user_id INTO v_user FROM ledger.account_links
+         WHERE store_code = 'AS' AND app_account_token = n->>'appAccountToken';
+    END IF;
+    RETURN v_user;
+END
+$$;
+REVOKE ALL ON FUNCTION ledger.notification_owner(jsonb) FROM PUBLIC;

@@ -1,0 +1,45 @@
+-- Appends one event to a stream and returns its position. p_expected_version, when not null,
+-- is the version the caller last saw (0: the stream must not exist yet); a mismatch raises
+-- SQLSTATE 40001 so that the caller can re-read and retry (optimistic concurrency).
+-- The stream's row lock serialises the writers of one stream, and only them.
+CREATE OR REPLACE FUNCTION ledger.append(p_stream text, p_type text, p_data jsonb, p_occurred_at timestamptz,
+                              p_expected_version integer DEFAULT NULL)
+RETURNS bigint
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_version integer;
+    v_prev    bytea;
+    v_hash    bytea;
+    v_pos     bigint;
+BEGIN
+    SELECT version, head_hash INTO v_version, v_prev
+      FROM ledger.streams WHERE stream = p_stream FOR UPDATE;
+    IF NOT FOUND THEN
+        -- A new stream: claim it. A concurrent creator makes this insert wait for its commit and
+        -- then do nothing; the stream is then read again, locked, as any other.
+        v_hash := ledger.event_hash('\x'::bytea, p_stream, 1, p_type, p_occurred_at, p_data);
+        INSERT INTO ledger.streams (stream, version, head_hash) VALUES (p_stream, 1, v_hash)
+        ON CONFLICT (stream) DO NOTHING;
+        IF FOUND THEN
+            v_version := 0;
+            v_prev := '\x'::bytea;
+        ELSE
+            SELECT version, head_hash INTO v_version, v_prev
+              FROM ledger.streams WHERE stream = p_stream FOR UPDATE;
+        END IF;
+    END IF;
+    IF p_expected_version IS NOT NULL AND p_expected_version <> v_version THEN
+        RAISE EXCEPTION 'stream % is at version %, not the expected %', p_stream, v_version, p_expected_version
+            USING ERRCODE = 'serialization_failure';
+    END IF;
+    IF v_version > 0 THEN
+        v_hash := ledger.event_hash(v_prev, p_stream, v_version + 1, p_type, p_occurred_at, p_data);
+        UPDATE ledger.streams SET version = v_version + 1, head_hash = v_hash WHERE stream = p_stream;
+    END IF;
+    INSERT INTO ledger.events (stream, version, type, data, occurred_at, prev_hash, hash)
+    VALUES (p_stream, v_version + 1, p_type, p_data, p_occurred_at, v_prev, v_hash)
+    RETURNING position INTO v_pos;
+    RETURN v_pos;
+END
+$$;
+REVOKE ALL ON FUNCTION ledger.append(text, text, jsonb, timestamptz, integer) FROM PUBLIC;

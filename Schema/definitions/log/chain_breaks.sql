@@ -1,0 +1,72 @@
+-- Every place where the log's hash chains do not hold, first position first. Each stream's
+-- events must have versions 1..n without gaps, each event's hash must be
+-- ledger.event_hash(prev_hash, its own fields), each prev_hash must be the hash of the version
+-- before (empty for version 1), and ledger.streams must name the last version and its hash.
+-- problem: 'altered' (the event's content or hash was changed), 'rehashed' (the event was
+-- changed and its hash recomputed: the next link or the stream head no longer matches),
+-- 'removed' (events are missing: position is the event after the gap, or the stream's last
+-- remaining event, or null when none remains), 'unrecorded' (events that ledger.append did not
+-- write: beyond the stream's head, or of a stream without a head).
+-- The chain covers stream, version, type, occurred_at and data; position, recorded_at and tx
+-- are not hashed. Someone who rewrites a whole stream and its head consistently is only caught
+-- by comparing the heads with a copy kept elsewhere.
+CREATE OR REPLACE FUNCTION ledger.chain_breaks()
+RETURNS TABLE ("position" bigint, stream text, version integer, problem text, detail text)
+LANGUAGE sql STABLE AS $$
+WITH chained AS (
+    SELECT e.position, e.stream, e.version, e.prev_hash, e.hash,
+           ledger.event_hash(e.prev_hash, e.stream, e.version, e.type, e.occurred_at, e.data) AS recomputed,
+           lag(e.version) OVER w AS prev_version,
+           lag(e.hash) OVER w AS prev_event_hash,
+           lag(e.position) OVER w AS prev_position,
+           lead(e.version) OVER w IS NULL AS is_last
+      FROM ledger.events e
+    WINDOW w AS (PARTITION BY e.stream ORDER BY e.version)
+), breaks AS (
+    SELECT c.position, c.stream, c.version, 'removed' AS problem,
+           CASE WHEN c.version = coalesce(c.prev_version, 0) + 2
+                THEN format('version %s of the stream is missing before it: that event was removed', c.version - 1)
+                ELSE format('versions %s to %s of the stream are missing before it: those events were removed',
+                            coalesce(c.prev_version, 0) + 1, c.version - 1) END AS detail
+      FROM chained c
+     WHERE c.version <> coalesce(c.prev_version, 0) + 1
+    UNION ALL
+    SELECT c.position, c.stream, c.version, 'altered',
+           'its content no longer matches its hash: the event was changed after it was appended'
+      FROM chained c
+     WHERE c.hash <> c.recomputed
+    UNION ALL
+    SELECT coalesce(c.prev_position, c.position), c.stream, coalesce(c.prev_version, c.version), 'rehashed',
+           CASE WHEN c.prev_version IS NULL
+                THEN 'the first event of a stream must have an empty prev_hash: it was changed and re-hashed'
+                ELSE format('its hash is not the prev_hash that version %s (position %s) recorded: it was changed and re-hashed, or that link was changed',
+                            c.version, c.position) END
+      FROM chained c
+     WHERE c.version = coalesce(c.prev_version, 0) + 1
+       AND c.prev_hash <> coalesce(c.prev_event_hash, '\x'::bytea)
+    UNION ALL
+    SELECT l.position, coalesce(s.stream, l.stream), l.version,
+           CASE WHEN s.stream IS NULL OR l.version > s.version THEN 'unrecorded'
+                WHEN l.version IS NULL OR l.version < s.version THEN 'removed'
+                ELSE 'rehashed' END,
+           CASE WHEN s.stream IS NULL
+                THEN 'the stream has events but no head in ledger.streams: they were not written by ledger.append'
+                WHEN l.version IS NULL
+                THEN format('the stream is at version %s but has no events left: all of them were removed', s.version)
+                WHEN l.version < s.version
+                THEN format('the stream is at version %s but its newest event is this one, version %s: %s removed',
+                            s.version, l.version,
+                            CASE WHEN s.version - l.version = 1 THEN format('version %s was', s.version)
+                                 ELSE format('versions %s to %s were', l.version + 1, s.version) END)
+                WHEN l.version > s.version
+                THEN format('the stream''s head is at version %s: events after it were not written by ledger.append', s.version)
+                ELSE 'its hash is not the stream''s head hash: it was changed and re-hashed, or the head was changed' END
+      FROM ledger.streams s
+      FULL JOIN (SELECT * FROM chained WHERE is_last) l ON l.stream = s.stream
+     WHERE s.stream IS NULL OR l.stream IS NULL OR l.version <> s.version OR l.hash <> s.head_hash
+)
+SELECT position, stream, version, problem, detail
+  FROM breaks
+ ORDER BY position NULLS LAST, stream, version, problem
+$$;
+REVOKE ALL ON FUNCTION ledger.chain_breaks() FROM PUBLIC;

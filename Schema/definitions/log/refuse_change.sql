@@ -1,0 +1,13 @@
+-- Append-only, whoever asks: UPDATE, DELETE and TRUNCATE fail.
+CREATE OR REPLACE FUNCTION ledger.refuse_change() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE EXCEPTION 'ledger.events is append-only: % is not allowed', TG_OP
+        USING ERRCODE = 'insufficient_privilege',
+              HINT = 'Record a new event (a refund, a cancel) instead of changing history.';
+END
+$$;
+CREATE OR REPLACE TRIGGER events_append_only BEFORE UPDATE OR DELETE ON ledger.events
+    FOR EACH ROW EXECUTE FUNCTION ledger.refuse_change();
+CREATE OR REPLACE TRIGGER events_no_truncate BEFORE TRUNCATE ON ledger.events
+    FOR EACH STATEMENT EXECUTE FUNCTION ledger.refuse_change();
