@@ -37,7 +37,7 @@ public struct StoredSignatureAudit {
                     SELECT e.position, e.data->>'storeCode' AS store_code, e.data->>'notificationId' AS notification_id,
                            e.data->'received'->>'signedPayload' AS signed_payload
                       FROM ledger.events e
-                     WHERE e.type = 'NotificationReceived' AND e.position > \(after)
+                     WHERE e.type = \(EventType.notificationReceived.rawValue) AND e.position > \(after)
                      ORDER BY e.position
                      LIMIT \(batchSize)
                     """)

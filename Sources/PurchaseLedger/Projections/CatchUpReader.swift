@@ -41,11 +41,15 @@ public struct CatchUpReader: Sendable {
         public var transaction: UInt64
         public var stream: String
         public var version: Int
+        /// The event's type as stored; ``eventType`` reads it as an ``EventType``.
         public var type: String
-        /// The event's data, as JSON text.
+        /// The event's data, as JSON text (Schema/EVENTS.md).
         public var data: String
         public var occurredAt: Date
         public var recordedAt: Date
+
+        /// The type, or nil for one this build does not know (written by a newer ledger).
+        public var eventType: EventType? { EventType(rawValue: type) }
 
         /// The checkpoint just after this event.
         public var checkpoint: Checkpoint { Checkpoint(transaction: transaction, position: position) }
