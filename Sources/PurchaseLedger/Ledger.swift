@@ -36,17 +36,46 @@ public final class Ledger: Sendable {
         return ConnectionConfiguration(url)
     }
 
-    /// Creates or upgrades the schema; returns the migrations it applied.
+    /// Creates or upgrades the schema (``Migrator``): returns what it did, one line each (the
+    /// migrations it applied, the definitions, a rebuild of the projections).
     @discardableResult
     public func migrate() async throws -> [String] {
         try await pool.withConnection { try Migrator().migrate($0) }
     }
 
     /// Runs one command and returns the contract's outcome; refusals come back as `.rejected`
-    /// outcomes, not thrown.
+    /// outcomes, not thrown. A deadlock or a serialization failure (nothing was committed) runs
+    /// it again, as `ledger ingest` does; so does a lost connection for an idempotent command.
     public func execute(_ command: LedgerCommand) async throws -> CommandOutcome {
         let now = Date()
-        return try await pool.withConnection { try $0.executeBatch([command], now: now)[0] }
+        var attempt = 0
+        while true {
+            attempt += 1
+            // The connection says whether it was lost; the pool drops a broken one.
+            let result = try await pool.withConnection { connection -> Result<CommandOutcome, FailedAttempt> in
+                do {
+                    return .success(try connection.executeBatch([command], now: now)[0])
+                } catch let error as PostgresError {
+                    return .failure(FailedAttempt(error: error, lost: CommandRetry.isLostConnection(error, on: connection)))
+                }
+            }
+            switch result {
+            case .success(let outcome):
+                return outcome
+            case .failure(let failed):
+                guard attempt < CommandRetry.maxAttempts,
+                      CommandRetry.mayRetry(failed.error, lost: failed.lost, idempotent: command.isIdempotent) else {
+                    throw failed.error
+                }
+                if failed.lost { try await Task.sleep(for: .seconds(CommandRetry.pause(afterLostConnection: attempt))) }
+            }
+        }
+    }
+
+    /// A statement that failed, and whether its connection was lost with it.
+    private struct FailedAttempt: Error {
+        var error: PostgresError
+        var lost: Bool
     }
 
     /// Takes a store's server notification exactly as the store POSTed it: App Store Server

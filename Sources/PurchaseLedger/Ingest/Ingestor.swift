@@ -28,7 +28,10 @@ public struct Ingestor {
     private let connect: () throws -> Connection
     private var connection: Connection?
 
-    /// - Parameter connect: opens a connection; called again after a connection was lost.
+    /// - Parameters:
+    ///   - batchSize: lines per transaction (at least 1).
+    ///   - stores: which store notifications are accepted.
+    ///   - connect: opens a connection; called again after a connection was lost.
     public init(batchSize: Int = 200, stores: StoreConfiguration = .none, connect: @escaping () throws -> Connection) {
         self.batchSize = max(1, batchSize)
         self.stores = stores
@@ -127,19 +130,17 @@ public struct Ingestor {
                 let half = commands.count / 2
                 return try execute(Array(commands[..<half]), &summary) + execute(Array(commands[half...]), &summary)
             } catch let error as PostgresError {
-                let retriable = error.sqlState == .deadlockDetected || error.sqlState == .serializationFailure
-                    || error.isStalePreparedStatement
-                let lost = error.kind == .connection || error.kind == .connectionBroken
-                    || error.sqlState?.isConnectionClass == true || connection?.isBroken == true
+                let lost = CommandRetry.isLostConnection(error, on: connection)
                 if lost {
                     connection?.close()
                     connection = nil
                 }
-                guard attempt <= maxRetries, retriable || (lost && commands.allSatisfy(\.isIdempotent)) else {
+                guard attempt <= maxRetries,
+                      CommandRetry.mayRetry(error, lost: lost, idempotent: commands.allSatisfy(\.isIdempotent)) else {
                     throw error
                 }
                 summary.retries += 1
-                if lost { Thread.sleep(forTimeInterval: min(2, 0.1 * Double(attempt))) }
+                if lost { Thread.sleep(forTimeInterval: CommandRetry.pause(afterLostConnection: attempt)) }
             }
         }
     }

@@ -13,7 +13,7 @@ import Postgres
 ///
 /// Steps 1 and 2 run in one transaction: a failure leaves the database as it was. A database
 /// made by the first releases (migrations `0001_event_log.sql` … `0009`, which defined functions
-/// too) is adopted in that same transaction: see ``LegacyMigrations``.
+/// too) is adopted in that same transaction: see `LegacyMigrations`.
 public struct Migrator: Sendable {
     /// The advisory lock key (the bytes of "LEDGMIGR").
     static let lockKey: Int64 = 0x4C45_4447_4D49_4752

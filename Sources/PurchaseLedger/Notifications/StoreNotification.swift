@@ -2,7 +2,7 @@ import Foundation
 
 /// A verified store notification, in the ledger's words: what it does (`effect`) and the facts
 /// the effect needs, plus the store's own text kept as proof. Made by
-/// ``AppleNotificationDecoder`` and ``GoogleNotificationDecoder``; applied by `ledger.notify`
+/// `AppleNotificationDecoder` and `GoogleNotificationDecoder`; applied by `ledger.notify`
 /// (Schema/definitions/commands/notify.sql), which decides owner, parking and duplicates.
 public struct StoreNotification: Sendable, Hashable {
     /// What a notification does to the ledger.

@@ -74,9 +74,10 @@ public struct StoredSignatureAudit {
         } catch {
             return error.description
         }
-        let uuid = try? parts.payload.optionalString("notificationUUID", maxLength: 128)
+        let uuid = (try? parts.payload.optionalString("notificationUUID", maxLength: 128)) ?? nil
         guard uuid == notificationId else {
-            return "signedPayload.notificationUUID: \(uuid.map { "\"\($0 ?? "")\"" } ?? "unreadable"), not the event's notificationId \"\(notificationId)\""
+            let signed = uuid.map { "\"\($0)\"" } ?? "missing"
+            return "signedPayload.notificationUUID: \(signed), not the event's notificationId \"\(notificationId)\""
         }
         return nil
     }

@@ -12,7 +12,7 @@ import X509
 /// notification.payload["notificationType"]   // .string("DID_RENEW")
 /// ```
 ///
-/// Synchronous and free of I/O: the chain is built in memory by ``AppleChainBuilder`` (no OCSP,
+/// Synchronous and free of I/O: the chain is built in memory by `AppleChainBuilder` (no OCSP,
 /// as Apple's own library with online checks off). Safe to share between threads.
 public struct AppleSignedDataVerifier: Sendable {
     /// Apple's marker on the intermediate (Apple Worldwide Developer Relations CA).
