@@ -119,12 +119,23 @@ struct CommandDecodingTests {
     }
 
     @Test func unknownFieldsAreIgnored() throws {
-        _ = try decode(Fixture.purchaseLine(["somethingNew": "{\"a\":[1,2,3]}"]))
+        let plain = try decode(Fixture.purchaseLine())
+        for extra in ["{\"a\":[1,2,3]}", "null", "\"text\"", "-1.5e300"] {
+            #expect(try decode(Fixture.purchaseLine(["somethingNew": extra])) == plain, "with somethingNew: \(extra)")
+        }
+        let consume = #"{"type":"consume","userId":"u1","paymentSeq":"P-1","purchaseToken":"tok-1"}"#
+        let withExtra = #"{"type":"consume","userId":"u1","paymentSeq":"P-1","purchaseToken":"tok-1","x":{"y":[]}}"#
+        #expect(try decode(withExtra) == decode(consume))
     }
 
-    @Test func consumableExpiryMayBeNullOrZero() throws {
-        _ = try decode(Fixture.purchaseLine(["expiryTime": "null"]))
-        _ = try decode(Fixture.purchaseLine(["expiryTime": "0"]))
+    @Test(arguments: [nil, "null", "0"])
+    func consumableExpiryMayBeAbsentNullOrZero(expiry: String?) throws {
+        guard case .record(let p, _) = try decode(Fixture.purchaseLine(["expiryTime": expiry])) else {
+            Issue.record("not a record")
+            return
+        }
+        #expect(p.expiryTime == nil)
+        #expect(p.purchaseTime == Fixture.time("2026-01-01T00:00:00Z"))
     }
 
     @Test func restoreItemsBecomePurchasesOrRenewals() throws {
