@@ -34,11 +34,7 @@ struct FieldReader {
         if let maxBytes, text.utf8.count > maxBytes {
             throw invalid(name, "longer than \(maxBytes) bytes of UTF-8")
         }
-        let length = text.unicodeScalars.count
-        guard length >= 1 else { throw invalid(name, "must not be empty") }
-        guard length <= maxLength else { throw invalid(name, "longer than \(maxLength) characters") }
-        // libpq cannot send U+0000 in a text parameter: refuse the line rather than fail the batch.
-        guard !text.unicodeScalars.contains("\u{0}") else { throw invalid(name, "contains U+0000") }
+        if let problem = Self.textProblem(text, maxLength: maxLength) { throw invalid(name, problem) }
         return text
     }
 
@@ -47,11 +43,19 @@ struct FieldReader {
         guard case .string(let text) = value else {
             throw invalid(name, "expected a string, got \(value.typeName)")
         }
-        let length = text.unicodeScalars.count
-        guard length >= 1 else { throw invalid(name, "must not be empty") }
-        guard length <= maxLength else { throw invalid(name, "longer than \(maxLength) characters") }
-        guard !text.unicodeScalars.contains("\u{0}") else { throw invalid(name, "contains U+0000") }
+        if let problem = Self.textProblem(text, maxLength: maxLength) { throw invalid(name, problem) }
         return text
+    }
+
+    /// What breaks the contract's rule for a text field, or nil: 1 to `maxLength` characters
+    /// (Unicode scalars), without U+0000 (libpq cannot send it in a text parameter: refuse the
+    /// line rather than fail the batch).
+    static func textProblem(_ text: String, maxLength: Int) -> String? {
+        let length = text.unicodeScalars.count
+        if length < 1 { return "must not be empty" }
+        if length > maxLength { return "longer than \(maxLength) characters" }
+        if text.unicodeScalars.contains("\u{0}") { return "contains U+0000" }
+        return nil
     }
 
     /// A string that may hold any Unicode, U+0000 included (a payload).
