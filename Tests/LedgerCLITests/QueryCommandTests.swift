@@ -11,6 +11,7 @@ struct QueryCommandTests {
         #expect(out.stdout == LedgerVersion.description + "\n")
         #expect(out.stdout.hasPrefix(LedgerVersion.release + " (schema "))
         #expect(LedgerVersion.schema == Migration.all.last?.version)
+        #expect(out.stdout.contains(", \(LedgerVersion.schemaFingerprint.prefix(12)))"))
     }
 
     /// Empty, one character too long, and 100,000 characters (which used to come back in full).

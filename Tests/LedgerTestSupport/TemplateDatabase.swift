@@ -1,31 +1,25 @@
-import Crypto
 import Foundation
 import Postgres
 import Synchronization
 import PurchaseLedger
 
 /// The migrated database that test databases are cloned from (`CREATE DATABASE … TEMPLATE`),
-/// so that a test costs one file copy instead of a `CREATE DATABASE` and every migration.
+/// so that a test costs one file copy instead of a `CREATE DATABASE` and a whole migration.
 ///
-/// Its name carries a hash of the migrations built into this binary (`Migration.all`: names
-/// and checksums), so a schema change gets a template of its own and a stale one is never
-/// used. It is built once per server and name: under a session advisory lock keyed by that
-/// hash (several test processes may start at once), by the real `Migrator`, under a
-/// temporary name that is renamed only once the migrations committed, so a process killed
-/// half-way leaves no half-migrated template behind.
+/// Its name carries the fingerprint of the schema built into this binary
+/// (`LedgerVersion.schemaFingerprint`: every migration's and definition's name and checksum),
+/// so a schema change gets a template of its own and a stale one is never used. It is built
+/// once per server and name: under a session advisory lock keyed by that fingerprint (several
+/// test processes may start at once), by the real `Migrator`, under a temporary name that is
+/// renamed only once the migration committed, so a process killed half-way leaves no
+/// half-migrated template behind.
 enum TemplateDatabase {
-    /// `ledger_tpl_` and 16 hex digits of the migrations' hash.
-    static let name = "ledger_tpl_" + String(migrationsHash.prefix(16))
+    /// `ledger_tpl_` and 16 hex digits of the schema's fingerprint.
+    static let name = "ledger_tpl_" + String(LedgerVersion.schemaFingerprint.prefix(16))
 
-    /// SHA-256 of every embedded migration's name and checksum, in order.
-    static let migrationsHash: String = {
-        let text = Migration.all.map { "\($0.name) \($0.checksum)\n" }.joined()
-        return SHA256.hash(data: Array(text.utf8)).map { String(format: "%02x", $0) }.joined()
-    }()
-
-    /// The advisory lock key: the hash's first 64 bits.
+    /// The advisory lock key: the fingerprint's first 64 bits.
     static var lockKey: Int64 {
-        Int64(bitPattern: UInt64(migrationsHash.prefix(16), radix: 16)!)
+        Int64(bitPattern: UInt64(LedgerVersion.schemaFingerprint.prefix(16), radix: 16)!)
     }
 
     /// Servers (conninfos) this process has made sure of.

@@ -5,8 +5,9 @@ import PurchaseLedger
 import Testing
 
 /// The two rule fixes of issue #14 as a direct `ledger_writer` call sees them. They need the
-/// change to `ledger.payment_invalid_field` given in the issue's note (Schema/ is being
-/// restructured); remove the `.disabled` traits in the commit that applies it.
+/// change to `Schema/definitions/commands/payment_invalid_field.sql` given in the issue's note
+/// (left to the engineer restructuring Schema/); remove the `.disabled` traits in the commit
+/// that applies it.
 @Suite("A writer's direct call follows the rules for -0 and the years 0001 to 9999")
 struct WriterRuleTests {
     @Test(.disabled("needs the payment_invalid_field change of issue #14 (negative zero)"))
@@ -14,7 +15,8 @@ struct WriterRuleTests {
         try await Self.withWriter { writer, db in
             for (seq, price) in [("P-1", "-0"), ("P-2", "-0.00")] {
                 let row = try writer.query("SELECT status, message FROM ledger.record_payment('purchase', \(Self.event(seq: seq, price: price))::jsonb)")[0]
-                #expect(try row.decode("status", as: String.self) == "recorded", "\(price): \(try row.decode("message", as: String?.self) ?? "")")
+                let message = try row.decode("message", as: String?.self) ?? ""
+                #expect(try row.decode("status", as: String.self) == "recorded", "\(price): \(message)")
             }
             let again = try writer.query("SELECT status FROM ledger.record_payment('purchase', \(Self.event(seq: "P-1", price: "0"))::jsonb)")[0]
             #expect(try again.decode("status", as: String.self) == "duplicate")
