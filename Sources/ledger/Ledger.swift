@@ -9,6 +9,7 @@ struct LedgerCLI: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ledger",
         abstract: "An event-sourced purchase ledger over PostgreSQL for App Store and Google Play payments.",
+        version: LedgerVersion.description,
         subcommands: [Migrate.self, Ingest.self, Unconsumed.self, Subscriptions.self, Demo.self, Analytics.self, Rebuild.self, Verify.self]
     )
 

@@ -2,6 +2,10 @@ import Foundation
 
 /// Progress of long work on standard error: a bar (done / total, rate, time left) on a terminal,
 /// a plain line every few seconds otherwise, nothing when disabled.
+///
+/// `finish()` prints the final line once, at 100%: the count done is then the total, even when
+/// `total` was an estimate the work overshot or fell short of. Lines before it never say 100%,
+/// so a log without a terminal shows the end exactly once.
 struct Progress {
     let label: String
     let total: Int?
@@ -10,6 +14,7 @@ struct Progress {
     private(set) var done = 0
     private let started = Date()
     private var lastShown = Date.distantPast
+    private var finished = false
     private let terminal = Terminal.stderrIsTerminal
 
     init(label: String, total: Int?, unit: String, enabled: Bool = true) {
@@ -21,7 +26,8 @@ struct Progress {
 
     mutating func advance(by count: Int = 1) {
         done += count
-        guard enabled, done & 1023 == 0 || count > 1 else { return }
+        guard enabled, !finished, done & 1023 == 0 || count > 1 else { return }
+        if let total, done >= total { return }  // 100% is for `finish()` alone
         let now = Date()
         if now.timeIntervalSince(lastShown) >= (terminal ? 0.2 : 5) {
             lastShown = now
@@ -34,16 +40,29 @@ struct Progress {
         advance(by: max(0, done - self.done))
     }
 
+    /// The work is complete: prints the final line (100%, the count done, the time taken) once.
     mutating func finish() {
-        guard enabled else { return }
+        guard enabled, !finished else { return }
+        finished = true
         show(final: true)
+    }
+
+    /// The work stopped before completing (an error): prints where it stopped, without 100%.
+    mutating func stop() {
+        guard enabled, !finished else { return }
+        finished = true
+        show(final: false)
+        if terminal { FileHandle.standardError.write(Data("\n".utf8)) }
     }
 
     private func show(final: Bool) {
         let elapsed = max(Date().timeIntervalSince(started), 0.001)
         let rate = Double(done) / elapsed
         var text: String
-        if let total, total > 0 {
+        if final, total != nil {
+            text = terminal ? "\(label) [" + String(repeating: "#", count: 30) + "] " : "\(label): "
+            text += "\(done)/\(done) \(unit) (100%), \(Int(rate)) \(unit)/s"
+        } else if let total, total > 0 {
             let fraction = min(1, Double(done) / Double(total))
             let left = rate > 0 ? Double(max(0, total - done)) / rate : 0
             if terminal {
@@ -55,9 +74,10 @@ struct Progress {
             }
             text += "\(done)/\(total) \(unit) (\(Int(fraction * 100))%), \(Int(rate)) \(unit)/s, \(Progress.duration(left)) left"
         } else {
-            text = "\(label): \(done) \(unit), \(Int(rate)) \(unit)/s, \(Progress.duration(elapsed))"
+            text = "\(label): \(done) \(unit), \(Int(rate)) \(unit)/s"
+            if !final { text += ", \(Progress.duration(elapsed))" }
         }
-        if final { text += " done in \(Progress.duration(elapsed))" }
+        if final { text += ", done in \(Progress.duration(elapsed))" }
         let line = terminal ? "\r\u{1B}[K" + text + (final ? "\n" : "") : text + "\n"
         FileHandle.standardError.write(Data(line.utf8))
     }

@@ -17,6 +17,10 @@ struct Unconsumed: ParsableCommand {
     @OptionGroup var output: OutputOptions
     @OptionGroup var database: DatabaseOptions
 
+    func validate() throws {
+        try validateUser(userId)
+    }
+
     func run() throws {
         let connection = try database.connect()
         defer { connection.close() }
@@ -57,6 +61,10 @@ struct Subscriptions: ParsableCommand {
     @OptionGroup var output: OutputOptions
     @OptionGroup var database: DatabaseOptions
 
+    func validate() throws {
+        try validateUser(userId)
+    }
+
     func run() throws {
         let instant = at?.date ?? Date()
         let connection = try database.connect()
@@ -77,5 +85,15 @@ struct Subscriptions: ParsableCommand {
                      $0.expiryTime?.ledgerText ?? "-", $0.gracePeriodExpiryTime?.ledgerText ?? "-", $0.autoRenewing ? "yes" : "no", $0.latestPaymentSeq]
                 }).render(empty: "no \(includeExpired ? "" : "active ")subscriptions for \(userId) at \(instant.ledgerText)"))
         }
+    }
+}
+
+/// A usage error (exit 2, nothing on standard output) for a user ID the contract refuses,
+/// naming `--user` and never printing the value back.
+private func validateUser(_ userId: String) throws {
+    do {
+        try LedgerCommand.validateUserId(userId, field: "--user")
+    } catch {
+        throw ValidationError(error.message)
     }
 }

@@ -43,7 +43,7 @@ struct Rebuild: ParsableCommand {
         do {
             summary = try rebuilder.rebuild { display.show($0) }
         } catch let error as RebuildError {
-            display.finish()
+            display.stop()
             Terminal.fail("ledger: \(error)")
         }
         display.finish()
@@ -82,8 +82,15 @@ struct ReplayDisplay {
         bar?.update(done: progress.eventsDone)
     }
 
+    /// The current phase completed: the replay's bar ends at 100%, once.
     mutating func finish() {
         bar?.finish()
+        bar = nil
+    }
+
+    /// The work failed: the replay's bar ends where it stopped.
+    mutating func stop() {
+        bar?.stop()
         bar = nil
     }
 

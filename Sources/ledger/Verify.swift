@@ -69,7 +69,7 @@ struct Verify: ParsableCommand {
         do {
             report = try verifier.verify { display.show($0) }
         } catch let error as RebuildError {
-            display.finish()
+            display.stop()
             Terminal.fail("ledger: \(error)")
         }
         display.finish()
@@ -85,7 +85,7 @@ struct Verify: ParsableCommand {
             report = try StoredSignatureAudit(connection: connection, roots: roots, limit: limit)
                 .verify { progress.update(done: $0) }
         } catch {
-            progress.finish()
+            progress.stop()
             Terminal.fail("ledger: \(error)")
         }
         progress.finish()

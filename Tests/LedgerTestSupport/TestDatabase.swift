@@ -18,21 +18,23 @@ public struct TestDatabase: Sendable {
         }
     }
 
-    /// Creates the database (migrated unless `migrated` is false), runs `body`, drops it.
+    /// Creates the database, runs `body`, drops it. A migrated database (the default) is a
+    /// clone of the process's migrated template (`TemplateDatabase`); with `migrated: false`
+    /// it is empty.
     public static func with<T>(migrated: Bool = true, _ body: (TestDatabase) async throws -> T) async throws -> T {
         let server = try server
         let name = "lt_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(16).lowercased()
+        let template = migrated ? try TemplateDatabase.ensure(on: server) : nil
         let admin = try Connection.connect(ConnectionConfiguration("\(server) dbname=postgres"))
-        try admin.executeScript(unsafeSQL: "CREATE DATABASE \(name)")
+        if let template {
+            try admin.execute("CREATE DATABASE \(identifier: name) TEMPLATE \(identifier: template)")
+        } else {
+            try admin.execute("CREATE DATABASE \(identifier: name)")
+        }
         let database = TestDatabase(name: name, conninfo: "\(server) dbname=\(name)")
         defer {
-            _ = try? admin.executeScript(unsafeSQL: "DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
+            _ = try? admin.execute("DROP DATABASE IF EXISTS \(identifier: name) WITH (FORCE)")
             admin.close()
-        }
-        if migrated {
-            let connection = try database.connect()
-            try Migrator().migrate(connection)
-            connection.close()
         }
         return try await body(database)
     }

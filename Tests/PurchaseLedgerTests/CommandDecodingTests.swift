@@ -55,7 +55,9 @@ struct CommandDecodingTests {
         #expect(q.purchaseTime == Fixture.time("2026-01-01T00:00:00Z"))
     }
 
-    @Test(arguments: [("\"1.10\"", "1.10"), ("1.10", "1.10"), ("0", "0"), ("\"12345678901234567890.123456789\"", "12345678901234567890.123456789"), ("1.5e2", "150"), ("25E-3", "0.025")])
+    @Test(arguments: [("\"1.10\"", "1.10"), ("1.10", "1.10"), ("0", "0"), ("\"12345678901234567890.123456789\"", "12345678901234567890.123456789"), ("1.5e2", "150"), ("25E-3", "0.025"),
+                      // Negative zero equals zero: read as zero, its scale kept.
+                      ("\"-0\"", "0"), ("-0", "0"), ("\"-0.00\"", "0.00"), ("-0.0", "0.0"), ("-0e3", "0")])
     func pricesKeepTheirDigitsAndScale(literal: String, expected: String) throws {
         guard case .record(let p, _) = try decode(Fixture.purchaseLine(["price": literal])) else { return }
         #expect(p.price.text == expected)
@@ -79,6 +81,10 @@ struct CommandDecodingTests {
         (Fixture.purchaseLine(["productType": "0"]), .unknownProductType, "productType"),
         (Fixture.purchaseLine(["productType": "true"]), .invalidInput, "productType"),
         (Fixture.purchaseLine(["price": "\"-1.00\""]), .invalidInput, "price"),
+        (Fixture.purchaseLine(["price": "\"-0.01\""]), .invalidInput, "price"),
+        (Fixture.purchaseLine(["price": "-1"]), .invalidInput, "price"),
+        (Fixture.purchaseLine(["price": "\"-\""]), .invalidInput, "price"),
+        (Fixture.purchaseLine(["price": "\"--0\""]), .invalidInput, "price"),
         (Fixture.purchaseLine(["price": "\"abc\""]), .invalidInput, "price"),
         (Fixture.purchaseLine(["price": nil]), .invalidInput, "price"),
         (Fixture.purchaseLine(["currency": "\"usd\""]), .invalidInput, "currency"),
@@ -119,12 +125,23 @@ struct CommandDecodingTests {
     }
 
     @Test func unknownFieldsAreIgnored() throws {
-        _ = try decode(Fixture.purchaseLine(["somethingNew": "{\"a\":[1,2,3]}"]))
+        let plain = try decode(Fixture.purchaseLine())
+        for extra in ["{\"a\":[1,2,3]}", "null", "\"text\"", "-1.5e300"] {
+            #expect(try decode(Fixture.purchaseLine(["somethingNew": extra])) == plain, "with somethingNew: \(extra)")
+        }
+        let consume = #"{"type":"consume","userId":"u1","paymentSeq":"P-1","purchaseToken":"tok-1"}"#
+        let withExtra = #"{"type":"consume","userId":"u1","paymentSeq":"P-1","purchaseToken":"tok-1","x":{"y":[]}}"#
+        #expect(try decode(withExtra) == decode(consume))
     }
 
-    @Test func consumableExpiryMayBeNullOrZero() throws {
-        _ = try decode(Fixture.purchaseLine(["expiryTime": "null"]))
-        _ = try decode(Fixture.purchaseLine(["expiryTime": "0"]))
+    @Test(arguments: [nil, "null", "0"])
+    func consumableExpiryMayBeAbsentNullOrZero(expiry: String?) throws {
+        guard case .record(let p, _) = try decode(Fixture.purchaseLine(["expiryTime": expiry])) else {
+            Issue.record("not a record")
+            return
+        }
+        #expect(p.expiryTime == nil)
+        #expect(p.purchaseTime == Fixture.time("2026-01-01T00:00:00Z"))
     }
 
     @Test func restoreItemsBecomePurchasesOrRenewals() throws {

@@ -2,7 +2,7 @@ import Foundation
 
 /// `Date` is `timestamptz`: bound as `YYYY-MM-DD HH:MM:SS.ffffff+00`, read from ISO DateStyle output.
 extension Date: PostgresEncodable, PostgresDecodable {
-    /// Binds the instant in UTC, rounded to microseconds (PostgreSQL's resolution).
+    /// Binds the instant in UTC, as the microsecond it stands for (`unixMicroseconds`).
     public func postgresValue() throws -> PostgresValue {
         guard let text = PostgresTimestamp.format(self) else {
             throw PostgresError.encoding("a Date is outside the range PostgreSQL timestamps can hold")
@@ -25,16 +25,15 @@ extension Date: PostgresEncodable, PostgresDecodable {
 enum PostgresTimestamp {
     static let microsPerSecond: Int64 = 1_000_000
     static let microsPerDay: Int64 = 86_400 * microsPerSecond
-    /// Microseconds from 1970-01-01 to 2001-01-01 (`Date`'s reference date).
-    static let referenceDateMicros: Int64 = 978_307_200 * microsPerSecond
-    /// PostgreSQL's timestamps end in the year 294276; this bound keeps the arithmetic far from overflow.
-    static let limitMicros = 300_000.0 * 366 * 86_400 * 1_000_000
+    /// About 285,000 years either side of 2001 (PostgreSQL's timestamps end in the year 294276):
+    /// the range `Date.unixMicroseconds` converts without clamping.
+    static let limitMicros = 9.0e18
 
     /// `YYYY-MM-DD HH:MM:SS.ffffff+00` (with ` BC` for years before 1); nil for NaN or absurd dates.
     static func format(_ date: Date) -> String? {
-        let sinceReference = (date.timeIntervalSinceReferenceDate * 1_000_000).rounded()
+        let sinceReference = date.timeIntervalSinceReferenceDate * 1_000_000
         guard sinceReference.isFinite, abs(sinceReference) < limitMicros else { return nil }
-        let micros = Int64(sinceReference) + referenceDateMicros
+        let micros = date.unixMicroseconds
         let days = floorDivide(micros, microsPerDay)
         let time = micros - days * microsPerDay
         let (year, month, day) = civil(fromDays: days)
@@ -79,8 +78,7 @@ enum PostgresTimestamp {
         }
         if scanner.skip(" BC") { year = 1 - year }
         guard scanner.isAtEnd else { return nil }
-        let micros = days(fromCivil: year, month, day) * microsPerDay + time - referenceDateMicros
-        return Date(timeIntervalSinceReferenceDate: Double(micros) / 1_000_000)
+        return Date(unixMicroseconds: days(fromCivil: year, month, day) * microsPerDay + time)
     }
 
     /// Howard Hinnant's `civil_from_days`: proleptic Gregorian date of a day count since 1970-01-01.

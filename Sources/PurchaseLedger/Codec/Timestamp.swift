@@ -1,4 +1,5 @@
 import Foundation
+import Postgres
 
 /// An instant in UTC with microsecond precision, as PostgreSQL's `timestamptz` holds it.
 ///
@@ -34,23 +35,32 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
         self = timestamp
     }
 
-    /// The instant of `date`, rounded to the nearest microsecond.
+    /// The instant `date` stands for (`Date.unixMicroseconds`): the nearest microsecond
+    /// within about 136 years of 2001; further out, where a `Date` cannot hold every
+    /// microsecond, the one with the fewest digits that it can stand for, so a time given
+    /// in whole milliseconds comes back unchanged anywhere in the years 0001 to 9999.
     public init(_ date: Date) {
-        // Work from the reference date (2001), where a Double has the most
-        // precision left for the fraction; clamp so the conversion cannot trap.
-        let fromReference = (date.timeIntervalSinceReferenceDate * 1_000_000).rounded()
-        let limit = 9.0e18
-        let clamped = fromReference.isNaN ? 0 : Swift.min(Swift.max(fromReference, -limit), limit)
-        self.microseconds = Int64(clamped) + Self.referenceDateMicroseconds
+        self.microseconds = date.unixMicroseconds
     }
 
-    /// The same instant as a Foundation `Date`.
+    /// The same instant as a Foundation `Date`, the nearest one.
     ///
-    /// A `Date` is a `Double` of seconds since 2001, so it keeps every
-    /// microsecond only within about 136 years of 2001 (1865 to 2137);
-    /// further out, `Timestamp(t.date)` may differ from `t` by some microseconds.
+    /// A `Date` is a `Double` of seconds since 2001, so it keeps every microsecond only within
+    /// about 136 years of 2001 (1865 to 2137); further out, `Timestamp(t.date)` may differ
+    /// from `t` by some microseconds (never for whole milliseconds). For an instant in
+    /// ``supportedRange`` it never reads back outside it: the last microseconds of 9999,
+    /// whose nearest `Date` is 10000-01-01, give the `Date` just before.
     public var date: Date {
-        Date(timeIntervalSinceReferenceDate: Double(microseconds - Self.referenceDateMicroseconds) / 1_000_000)
+        let date = Date(unixMicroseconds: microseconds)
+        guard Self.supportedRange.contains(self) else { return date }
+        var seconds = date.timeIntervalSinceReferenceDate
+        while Timestamp(Date(timeIntervalSinceReferenceDate: seconds)) > Self.supportedRange.upperBound {
+            seconds = seconds.nextDown
+        }
+        while Timestamp(Date(timeIntervalSinceReferenceDate: seconds)) < Self.supportedRange.lowerBound {
+            seconds = seconds.nextUp
+        }
+        return Date(timeIntervalSinceReferenceDate: seconds)
     }
 
     /// Milliseconds since the Unix epoch, rounded toward the past.
@@ -82,9 +92,6 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
 
     static let microsecondsPerSecond: Int64 = 1_000_000
     static let microsecondsPerDay: Int64 = 86_400 * microsecondsPerSecond
-
-    /// 2001-01-01T00:00:00Z, Foundation's reference date, in Unix microseconds.
-    static let referenceDateMicroseconds: Int64 = 978_307_200 * microsecondsPerSecond
 
     /// Division rounding toward negative infinity, with a remainder in `0..<divisor`.
     static func floorDivide(_ value: Int64, _ divisor: Int64) -> (quotient: Int64, remainder: Int64) {

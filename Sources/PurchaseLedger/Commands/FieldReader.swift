@@ -34,11 +34,7 @@ struct FieldReader {
         if let maxBytes, text.utf8.count > maxBytes {
             throw invalid(name, "longer than \(maxBytes) bytes of UTF-8")
         }
-        let length = text.unicodeScalars.count
-        guard length >= 1 else { throw invalid(name, "must not be empty") }
-        guard length <= maxLength else { throw invalid(name, "longer than \(maxLength) characters") }
-        // libpq cannot send U+0000 in a text parameter: refuse the line rather than fail the batch.
-        guard !text.unicodeScalars.contains("\u{0}") else { throw invalid(name, "contains U+0000") }
+        if let problem = Self.textProblem(text, maxLength: maxLength) { throw invalid(name, problem) }
         return text
     }
 
@@ -47,11 +43,19 @@ struct FieldReader {
         guard case .string(let text) = value else {
             throw invalid(name, "expected a string, got \(value.typeName)")
         }
-        let length = text.unicodeScalars.count
-        guard length >= 1 else { throw invalid(name, "must not be empty") }
-        guard length <= maxLength else { throw invalid(name, "longer than \(maxLength) characters") }
-        guard !text.unicodeScalars.contains("\u{0}") else { throw invalid(name, "contains U+0000") }
+        if let problem = Self.textProblem(text, maxLength: maxLength) { throw invalid(name, problem) }
         return text
+    }
+
+    /// What breaks the contract's rule for a text field, or nil: 1 to `maxLength` characters
+    /// (Unicode scalars), without U+0000 (libpq cannot send it in a text parameter: refuse the
+    /// line rather than fail the batch).
+    static func textProblem(_ text: String, maxLength: Int) -> String? {
+        let length = text.unicodeScalars.count
+        if length < 1 { return "must not be empty" }
+        if length > maxLength { return "longer than \(maxLength) characters" }
+        if text.unicodeScalars.contains("\u{0}") { return "contains U+0000" }
+        return nil
     }
 
     /// A string that may hold any Unicode, U+0000 included (a payload).
@@ -131,6 +135,12 @@ struct FieldReader {
 
     /// An instant: ISO-8601 with a zone, or an integer of epoch milliseconds. `zeroIsAbsent`
     /// reads 0 as no value (the SDKs send 0 for "no expiry").
+    ///
+    /// Digits finer than a microsecond are truncated, never rounded (PostgreSQL would round
+    /// `9999-12-31T23:59:59.9999999Z` into the year 10000, which the ledger refuses): the
+    /// instant kept is the one written, to the microsecond (to the millisecond before 1865 and
+    /// after 2137, where a `Date` is coarser: `Timestamp.date`), and what the ledger prints
+    /// (milliseconds, truncated the same way) is always accepted back as the same instant.
     func time(_ name: String, zeroIsAbsent: Bool = false) throws(LedgerError) -> Date? {
         guard let (name, value) = value([name]) else { return nil }
         switch value {
@@ -141,11 +151,11 @@ struct FieldReader {
             return stamp.date
         case .number(let literal):
             // The years 0001-9999, as for ISO-8601 text (PostgreSQL's timestamptz ends in 4713 BC).
-            guard let millis = Int64(literal), (-62_135_596_800_000..<253_402_300_800_000).contains(millis) else {
-                throw invalid(name, "expected integer epoch milliseconds, got \(literal.prefix(40))")
+            guard let millis = Int64(literal), let stamp = Timestamp(checkedEpochMilliseconds: millis) else {
+                throw invalid(name, "expected integer epoch milliseconds in the years 0001 to 9999, got \(literal.prefix(40))")
             }
             if millis == 0 && zeroIsAbsent { return nil }
-            return Timestamp(epochMilliseconds: millis).date
+            return stamp.date
         default:
             throw invalid(name, "expected an ISO-8601 string or epoch milliseconds, got \(value.typeName)")
         }

@@ -13,6 +13,15 @@ extension LedgerCommand {
         static let appAccountToken = 255
     }
 
+    /// Checks a user ID given outside a command (the command line's `--user`) by the contract's
+    /// rule: 1 to 128 characters, no U+0000. The `INVALID_INPUT` error names `field` and never
+    /// repeats the value.
+    public static func validateUserId(_ userId: String, field: String = "userId") throws(LedgerError) {
+        if let problem = FieldReader.textProblem(userId, maxLength: Limits.userId) {
+            throw LedgerError.invalid(field, problem)
+        }
+    }
+
     /// Decodes one NDJSON line: a JSON object with a `type`. Store notifications are verified
     /// against `stores` (CONTRACT.md §5).
     public init(line: some Collection<UInt8>, stores: StoreConfiguration = .none) throws(LedgerError) {

@@ -9,8 +9,15 @@ public struct Price: Sendable, Hashable, CustomStringConvertible, ExpressibleByS
 
     /// A price from decimal text: `digits[.digits]`, or a JSON number literal with an exponent
     /// (`1.5e2`), which is written out as plain decimal text. `nil` for anything else, and for
-    /// negative values.
+    /// negative values. Negative zero (`-0`, `"-0.00"`) equals zero and is read as zero, its
+    /// sign dropped and its scale kept (`0`, `0.00`).
     public init?(_ literal: String) {
+        if literal.utf8.first == UInt8(ascii: "-") {
+            guard let text = Price.canonical(String(decoding: literal.utf8.dropFirst(), as: UTF8.self)),
+                  Price.isZero(text) else { return nil }
+            self.text = text
+            return
+        }
         guard let text = Price.canonical(literal) else { return nil }
         self.text = text
     }
@@ -29,6 +36,11 @@ public struct Price: Sendable, Hashable, CustomStringConvertible, ExpressibleByS
     public var decimal: Decimal { Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) ?? 0 }
 
     public var description: String { text }
+
+    /// Whether canonical decimal text is zero (`0`, `0.000`).
+    static func isZero(_ text: String) -> Bool {
+        text.utf8.allSatisfy { $0 == UInt8(ascii: "0") || $0 == UInt8(ascii: ".") }
+    }
 
     /// Normalises a JSON number literal to plain decimal text, keeping every digit and the scale.
     static func canonical(_ literal: String) -> String? {

@@ -2,7 +2,14 @@ import Foundation
 
 extension Date {
     /// `2026-01-01T00:00:00.000Z`: how the ledger prints every time (UTC, milliseconds).
-    public var ledgerText: String { Timestamp(self).iso8601Milliseconds }
+    ///
+    /// Always a time the ledger accepts back: an instant outside the years 0001 to 9999
+    /// (which only a direct SQL caller could have stored) prints as the nearest end of that
+    /// range, never as a five-digit or negative year.
+    public var ledgerText: String {
+        let range = Timestamp.supportedRange
+        return min(max(Timestamp(self), range.lowerBound), range.upperBound).iso8601Milliseconds
+    }
 }
 
 extension JSONWriter {
