@@ -4,13 +4,11 @@ import Postgres
 import PurchaseLedger
 import Testing
 
-/// The two rule fixes of issue #14 as a direct `ledger_writer` call sees them. They need the
-/// change to `Schema/definitions/commands/payment_invalid_field.sql` given in the issue's note
-/// (left to the engineer restructuring Schema/); remove the `.disabled` traits in the commit
-/// that applies it.
+/// The two rule fixes of issue #14 as a direct `ledger_writer` call sees them
+/// (`Schema/definitions/commands/payment_invalid_field.sql`).
 @Suite("A writer's direct call follows the rules for -0 and the years 0001 to 9999")
 struct WriterRuleTests {
-    @Test(.disabled("needs the payment_invalid_field change of issue #14 (negative zero)"))
+    @Test
     func aWriterRecordsAPriceOfMinusZeroAsZero() async throws {
         try await Self.withWriter { writer, db in
             for (seq, price) in [("P-1", "-0"), ("P-2", "-0.00")] {
@@ -24,8 +22,7 @@ struct WriterRuleTests {
         }
     }
 
-    @Test(.disabled("needs the payment_invalid_field change of issue #14 (the years 0001 to 9999)"),
-          arguments: [
+    @Test(arguments: [
               ("purchaseTime", "9999-12-31T23:59:59.9999999Z"), ("purchaseTime", "10000-01-01T00:00:00Z"),
               ("purchaseTime", "0001-12-31T23:59:59Z BC"), ("expiryTime", "10000-01-01T00:00:00Z"),
               ("expiryTime", "9999-12-31T23:59:59.9999996Z"),
