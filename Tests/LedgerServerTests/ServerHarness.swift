@@ -22,9 +22,19 @@ struct ServerHarness: Sendable {
     /// Starts the server on a fresh migrated database (or not migrated), runs `body`, stops it.
     static func with(migrated: Bool = true, stores: StoreConfiguration = .none,
                      _ configure: @Sendable (inout ServerConfiguration) -> Void = { _ in },
-                     databaseURL: String? = nil, poolSize: Int = 4,
+                     databaseURL: String? = nil, poolSize: Int = 4, loginIn roles: [String] = [],
                      _ body: @Sendable (ServerHarness) async throws -> Void) async throws {
         try await TestDatabase.with(migrated: migrated) { database in
+            // A LOGIN role of this test's own in `roles` (roles are cluster-wide: a unique name).
+            var databaseURL = databaseURL
+            let login = "ls_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(12).lowercased()
+            if !roles.isEmpty {
+                try database.withConnection { _ = try $0.query("CREATE ROLE \(identifier: login) LOGIN IN ROLE \(unsafeSQL: roles.joined(separator: ", "))") }
+                databaseURL = "\(database.conninfo) user=\(login)"
+            }
+            defer {
+                if !roles.isEmpty { _ = try? database.withConnection { try $0.query("DROP ROLE IF EXISTS \(identifier: login)") } }
+            }
             var configuration = ServerConfiguration()
             configuration.port = 0
             configuration.stores = stores

@@ -16,7 +16,8 @@ struct RequestLogMiddleware: RouterMiddleware {
                 next: (Request, Context) async throws -> Response) async throws -> Response {
         let start = ContinuousClock.now
         let requestId = Self.requestId(request, context)
-        let method = request.method.rawValue
+        // Any token is a valid method: keep the metric labels and log fields to a known few.
+        let method = Self.knownMethods.contains(request.method.rawValue) ? request.method.rawValue : "OTHER"
         do {
             var response = try await next(request, context)
             response.headers[.requestId] = requestId
@@ -62,6 +63,8 @@ struct RequestLogMiddleware: RouterMiddleware {
         if let cause { metadata["error"] = "\(cause)" }
         logger.log(level: status >= 500 ? .error : .info, "request", metadata: metadata)
     }
+
+    private static let knownMethods: Set<String> = ["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"]
 
     /// The caller's `X-Request-Id` when it is a plain token of at most 64 characters, else Hummingbird's.
     private static func requestId(_ request: Request, _ context: Context) -> String {
