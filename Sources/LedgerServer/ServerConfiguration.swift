@@ -29,7 +29,9 @@ public struct ServerConfiguration: Sendable {
 /// How `POST /notifications/google` authenticates Pub/Sub: an OIDC token, or a shared secret in
 /// the URL (`?token=…`), or both.
 public struct GooglePushAuthentication: Sendable {
+    /// Checks the `Authorization: Bearer` OIDC token Pub/Sub sends.
     public var oidc: GoogleOIDCVerifier?
+    /// The secret the push endpoint URL carries as `?token=`.
     public var sharedSecret: String?
 
     public init(oidc: GoogleOIDCVerifier? = nil, sharedSecret: String? = nil) {

@@ -7,6 +7,7 @@ import PurchaseLedger
 /// JWT signed by one of the JWKS keys, issued by Google to `audience`, not expired, and (when
 /// configured) for the push subscription's service account `email`.
 public struct GoogleOIDCVerifier: Sendable {
+    /// The keys tokens may be signed with, by key id.
     public var keys: JWKS
     /// The `aud` the push subscription was configured with (its push endpoint by default).
     public var audience: String

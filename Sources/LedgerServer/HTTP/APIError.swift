@@ -8,14 +8,19 @@ import PurchaseLedger
 /// the contract's codes; the server's own are `UNAUTHORIZED`, `FORBIDDEN`, `NOT_FOUND`,
 /// `PAYLOAD_TOO_LARGE`, `OVERLOADED`, `UNAVAILABLE` and `INTERNAL`.
 public struct APIError: HTTPResponseError, Sendable {
+    /// The HTTP status.
     public var status: HTTPResponse.Status
+    /// The contract's code, or the server's own.
     public var code: String
+    /// What happened, for a person; names the field or parameter when one is wrong.
     public var message: String
+    /// Extra response headers (`Retry-After`, `WWW-Authenticate`).
     public var headers: HTTPFields = [:]
     /// What went wrong inside, for the log line only (a database error's description: never
     /// bound values or passwords); not sent.
     var cause: String?
 
+    /// An answer with `status` and the body `{"code","message"}`.
     public init(_ status: HTTPResponse.Status, _ code: String, _ message: String, headers: HTTPFields = [:]) {
         self.status = status
         self.code = code
@@ -45,6 +50,7 @@ public struct APIError: HTTPResponseError, Sendable {
         }
     }
 
+    /// The response: `status`, `headers` and the JSON body.
     public func response(from request: Request, context: some RequestContext) throws -> Response {
         var w = JSONWriter()
         w.beginObject()

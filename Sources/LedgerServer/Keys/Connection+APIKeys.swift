@@ -3,9 +3,13 @@ import Postgres
 
 /// An API key as `ledger keys list` shows it: never the key, nor its digest.
 public struct APIKeyRecord: Sendable, Hashable {
+    /// The key's id, for `ledger keys revoke`.
     public var id: Int64
+    /// What the key may do.
     public var role: APIKeyRole
+    /// When it was made.
     public var createdAt: Date
+    /// When it was revoked; nil while it is live.
     public var revokedAt: Date?
 }
 
