@@ -68,6 +68,16 @@ extension LedgerServerTests {
             }
         }
 
+        @Test func aNewKeyWorksWithinASecondWhileTheOthersAreCached() async throws {
+            try await ServerHarness.with({ $0.keyRefreshInterval = .seconds(60) }) { server in
+                let first = try server.key(.reader)
+                #expect(try await server.send("GET", "/v1/users/u1/unconsumed", key: first).status == 200)
+                try await Task.sleep(for: .milliseconds(1100))
+                let second = try server.key(.reader)
+                #expect(try await server.send("GET", "/v1/users/u1/unconsumed", key: second).status == 200)
+            }
+        }
+
         @Test func keysAreStoredOnlyAsDigestsAndNeverLogged() async throws {
             try await ServerHarness.with { server in
                 let key = try server.key(.writer)

@@ -15,7 +15,8 @@ extension LedgerServerTests {
                 let generated = try await server.send("GET", "/healthz", headers: ["X-Request-Id": "bad id with spaces"])
                 let id = try #require(generated.header("X-Request-Id"))
                 #expect(id != "bad id with spaces" && !id.isEmpty)
-                _ = try await server.send("PURGE", "/nowhere/secret-path")
+                let nowhere = try await server.send("PURGE", "/nowhere/secret-path")
+                #expect(nowhere.status == 404 && nowhere.code == "NO_ROUTE")
                 let lines = server.log.all.filter { $0.hasPrefix("info request ") || $0.hasPrefix("error request ") }
                 #expect(lines.count == 3)
                 let first = try #require(lines.first)

@@ -5,7 +5,7 @@ import Postgres
 import PurchaseLedger
 
 /// An error answer: an HTTP status and the JSON body `{"code","message"}`. Contract refusals use
-/// the contract's codes; the server's own are `UNAUTHORIZED`, `FORBIDDEN`, `NOT_FOUND`,
+/// the contract's codes; the server's own are `UNAUTHORIZED`, `FORBIDDEN`, `NO_ROUTE`,
 /// `PAYLOAD_TOO_LARGE`, `OVERLOADED`, `UNAVAILABLE` and `INTERNAL`.
 public struct APIError: HTTPResponseError, Sendable {
     /// The HTTP status.

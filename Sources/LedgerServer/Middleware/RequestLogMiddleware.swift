@@ -38,7 +38,11 @@ struct RequestLogMiddleware: RouterMiddleware {
                 finish(method, context.endpointPath, status, start, requestId)
             }
             return response
-        } catch {
+        } catch var error {
+            if let routing = error as? HTTPError, routing.status == .notFound {
+                // No route matched: answer in the same shape as every other refusal.
+                error = APIError(.notFound, "NO_ROUTE", "no route for \(method) on this path")
+            }
             let status = (error as? any HTTPResponseError)?.status.code ?? 500
             let cause = (error as? APIError)?.cause ?? ((error is any HTTPResponseError) ? nil : "\(type(of: error))")
             finish(method, context.endpointPath, status, start, requestId, cause: cause)
