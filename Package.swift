@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "PurchaseLedger", targets: ["PurchaseLedger"]),
         .library(name: "Postgres", targets: ["Postgres"]),
+        .library(name: "LedgerServer", targets: ["LedgerServer"]),
         .executable(name: "ledger", targets: ["ledger"]),
         .executable(name: "ledger-bench", targets: ["ledger-bench"]),
     ],
@@ -18,6 +19,12 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-asn1", from: "1.7.4"),
         // `swift package generate-documentation --target PurchaseLedger` (the DocC catalog; CI builds it).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
+        // `ledger serve`: the HTTP server, its lifecycle, logs and Prometheus metrics.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         // libpq from Debian's libpq-dev, through pkg-config.
@@ -49,12 +56,29 @@ let package = Package(
             ],
             plugins: ["SchemaPlugin"]
         ),
+        // The HTTP face (`ledger serve`): routes mapping HTTP to library calls, API keys, Google's
+        // OIDC push tokens, request logs, limits and metrics. No rules of its own.
+        .target(
+            name: "LedgerServer",
+            dependencies: [
+                "PurchaseLedger", "Postgres",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ]
+        ),
         // The command: argument parsing and output formatting only.
         .executableTarget(
             name: "ledger",
             dependencies: [
-                "PurchaseLedger",
+                "PurchaseLedger", "LedgerServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // Test helpers: a fresh migrated database per test, fixtures. Used by tests only.
@@ -82,6 +106,15 @@ let package = Package(
                     exclude: ["Fixtures"]),
         // Runs the built `ledger` executable as operators and scenarios do.
         .testTarget(name: "LedgerCLITests", dependencies: ["ledger", "PurchaseLedger", "Postgres", "LedgerTestSupport"]),
+        // `ledger serve` over real loopback HTTP against a real database.
+        .testTarget(name: "LedgerServerTests", dependencies: [
+            "ledger", "LedgerServer", "PurchaseLedger", "Postgres", "LedgerTestSupport",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "_CryptoExtras", package: "swift-crypto"),
+        ]),
         // Races, crashes, hostile input, least privilege and secrets, each proven by a test.
         .testTarget(name: "ReliabilityTests", dependencies: ["ledger", "PurchaseLedger", "Postgres", "LedgerTestSupport"]),
     ]

@@ -10,7 +10,8 @@ struct LedgerCLI: ParsableCommand {
         commandName: "ledger",
         abstract: "An event-sourced purchase ledger over PostgreSQL for App Store and Google Play payments.",
         version: LedgerVersion.description,
-        subcommands: [Migrate.self, Ingest.self, Unconsumed.self, Subscriptions.self, Demo.self, Analytics.self, Rebuild.self, Verify.self]
+        subcommands: [Migrate.self, Ingest.self, Unconsumed.self, Subscriptions.self, Demo.self, Analytics.self, Rebuild.self, Verify.self,
+                      Serve.self, Keys.self]
     )
 
     /// Runs the command; exit status 2 for a usage error or an unreachable database, with a

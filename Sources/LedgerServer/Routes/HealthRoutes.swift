@@ -1,0 +1,57 @@
+import Hummingbird
+import Postgres
+import PurchaseLedger
+
+/// `GET /healthz` (the process answers), `GET /readyz` (the database answers and has exactly
+/// the migrations this build carries) and `GET /metrics` (Prometheus text). No key needed:
+/// they tell nothing about payments or users.
+struct HealthRoutes {
+    let ledger: Ledger
+    let metrics: ServerMetrics
+
+    func add(to router: Router<LedgerRequestContext>) {
+        router.get("/healthz") { _, _ in Response.json(#"{"status":"ok"}"#) }
+        router.get("/readyz") { _, _ in
+            do {
+                let problem = try await ledger.pool.withConnection { try Self.migrationProblem($0) }
+                if let problem { return Self.notReady(problem) }
+                return Response.json(#"{"status":"ready"}"#)
+            } catch let error as PostgresError {
+                return Self.notReady(error.sqlState == .undefinedTable ? "the database is not migrated: run ledger migrate"
+                                     : "the database cannot be reached")
+            }
+        }
+        router.get("/metrics") { _, _ in
+            Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                     body: .init(byteBuffer: ByteBuffer(bytes: metrics.exposition(pool: ledger.pool))))
+        }
+    }
+
+    /// Why the schema is not the one this build expects, or nil.
+    static func migrationProblem(_ connection: Connection) throws -> String? {
+        let applied = try Migrator().appliedChecksums(connection)
+        let known = Migration.all
+        if let unknown = applied.keys.filter({ version in !known.contains { $0.version == version } }).min() {
+            return "the database has migration \(unknown), which this build does not know: use a newer ledger"
+        }
+        let pending = known.filter { applied[$0.version] == nil }.map(\.name)
+        if !pending.isEmpty { return "migrations not applied: \(pending.joined(separator: ", ")): run ledger migrate" }
+        if let changed = known.first(where: { applied[$0.version]?.checksum != $0.checksum }) {
+            return "migration \(changed.name) differs from the applied one"
+        }
+        let current = Dictionary(uniqueKeysWithValues: Definition.all.map { ($0.path, $0.checksum) })
+        if try Migrator().recordedDefinitions(connection) != current {
+            return "the functions and views differ from this build's (Schema/definitions): run ledger migrate"
+        }
+        return nil
+    }
+
+    private static func notReady(_ reason: String) -> Response {
+        var w = JSONWriter()
+        w.beginObject()
+        w.field("status", "notReady")
+        w.field("reason", reason)
+        w.endObject()
+        return .json(w.string, status: .serviceUnavailable)
+    }
+}
