@@ -38,12 +38,18 @@ let package = Package(
             name: "Postgres",
             dependencies: ["CLibPQ"]
         ),
-        // Turns Schema/ (migrations and definitions) into Swift source at build time, so the binary carries its schema.
-        .executableTarget(name: "EmbedSchema", path: "Sources/EmbedSchema"),
+        // Turns files into Swift source at build time, so the binary carries them: Schema/
+        // (migrations and definitions) for the library, the OpenAPI document for the server.
+        .executableTarget(name: "EmbedFiles", path: "Sources/EmbedFiles"),
         .plugin(
             name: "SchemaPlugin",
             capability: .buildTool(),
-            dependencies: ["EmbedSchema"]
+            dependencies: ["EmbedFiles"]
+        ),
+        .plugin(
+            name: "OpenAPIPlugin",
+            capability: .buildTool(),
+            dependencies: ["EmbedFiles"]
         ),
         // The domain: commands, events, projections, queries, migrations, store notifications.
         .target(
@@ -70,7 +76,9 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
-            ]
+            ],
+            exclude: ["openapi.json"],
+            plugins: ["OpenAPIPlugin"]
         ),
         // The command: argument parsing and output formatting only.
         .executableTarget(

@@ -1,9 +1,9 @@
 import Foundation
 import PackagePlugin
 
-/// Embeds the package's top-level `Schema/` into the target as Swift source: the versioned
-/// migrations (`Schema/migrations/*.sql`) and the definitions (`Schema/definitions/**/*.sql`),
-/// so the built `ledger` carries its schema and never looks for files in the current directory.
+/// Embeds the package's top-level `Schema/` into the target as Swift source (`EmbeddedSchema`):
+/// the versioned migrations (`Schema/migrations/*.sql`) and the definitions
+/// (`Schema/definitions/**/*.sql`), so the built `ledger` carries its schema.
 @main
 struct SchemaPlugin: BuildToolPlugin {
     func createBuildCommands(context: PluginContext, target: Target) throws -> [Command] {
@@ -16,8 +16,8 @@ struct SchemaPlugin: BuildToolPlugin {
         return [
             .buildCommand(
                 displayName: "Embedding \(files.count) schema files from Schema/",
-                executable: try context.tool(named: "EmbedSchema").url,
-                arguments: [output.path, schema.path] + files.map(\.path),
+                executable: try context.tool(named: "EmbedFiles").url,
+                arguments: ["EmbeddedSchema", output.path, schema.path] + files.map(\.path),
                 inputFiles: files,
                 outputFiles: [output]
             )

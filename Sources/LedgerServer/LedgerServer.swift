@@ -39,6 +39,7 @@ public enum LedgerServer {
         let keys = APIKeyRing(pool: ledger.pool, refreshInterval: configuration.keyRefreshInterval)
 
         HealthRoutes(ledger: ledger, metrics: metrics).add(to: router)
+        OpenAPIRoute.add(to: router)
         NotificationRoutes(ledger: ledger, metrics: metrics, keys: keys, google: configuration.googlePush,
                            maxBodyBytes: configuration.maxBodyBytes).add(to: router)
 

@@ -11,7 +11,7 @@ extension ServerConfiguration {
         ("LEDGER_HTTP_MAX_CONCURRENT", "requests at once before 503 (default 256)"),
         ("LEDGER_HTTP_IDLE_TIMEOUT", "seconds before an idle connection is closed (default 60)"),
         ("LEDGER_HTTP_KEY_REFRESH", "seconds a revoked key may still work (default 5)"),
-        ("LEDGER_GOOGLE_PUSH_JWKS", "JWKS file of Google's OIDC signing keys"),
+        ("LEDGER_GOOGLE_PUSH_JWKS", "Google's OIDC signing keys: a JWKS file, or the URL to fetch them from"),
         ("LEDGER_GOOGLE_PUSH_AUDIENCE", "the audience of the push subscription's OIDC token"),
         ("LEDGER_GOOGLE_PUSH_EMAIL", "the push subscription's service account (optional)"),
         ("LEDGER_GOOGLE_PUSH_SECRET", "a shared secret Pub/Sub sends as ?token= (instead of OIDC)"),
@@ -47,10 +47,16 @@ extension ServerConfiguration {
         switch (value("LEDGER_GOOGLE_PUSH_JWKS"), value("LEDGER_GOOGLE_PUSH_AUDIENCE")) {
         case (nil, nil):
             break
-        case (let path?, let audience?):
+        case (let location?, let audience?):
             do {
-                google.oidc = GoogleOIDCVerifier(keys: try JWKS(contentsOf: path), audience: audience,
-                                                 email: value("LEDGER_GOOGLE_PUSH_EMAIL"))
+                let keys: JWKSSource
+                if location.hasPrefix("https://") || location.hasPrefix("http://") {
+                    guard let url = URL(string: location) else { throw JWKSError("not a URL: \(location)") }
+                    keys = JWKSSource(url: url)
+                } else {
+                    keys = JWKSSource(try JWKS(contentsOf: location))
+                }
+                google.oidc = GoogleOIDCVerifier(keys: keys, audience: audience, email: value("LEDGER_GOOGLE_PUSH_EMAIL"))
             } catch {
                 throw ConfigurationError("LEDGER_GOOGLE_PUSH_JWKS: \(error)")
             }

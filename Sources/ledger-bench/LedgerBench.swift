@@ -27,6 +27,9 @@ struct LedgerBench: AsyncParsableCommand {
     @Option(help: "Concurrent clients for the multi-client figures.")
     var clients = 8
 
+    @Option(help: "Keep-alive connections of the HTTP figures (`ledger serve` on loopback).")
+    var httpConnections = 64
+
     @Option(help: "The pgbench binary.")
     var pgbench = "/usr/lib/postgresql/15/bin/pgbench"
 
@@ -73,6 +76,8 @@ struct LedgerBench: AsyncParsableCommand {
                               value: Measure.median(consumes), baselineName: "INSERT TPS (pgbench -M prepared)",
                               baseline: Measure.median(base), goal: .ratioAtLeast(0.7)))
 
+        figures += try await httpFigures(paths: paths, conninfo: conninfo)
+
         step("writing \(events) demo lines")
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-bench-\(getpid()).ndjson").path
         defer { try? FileManager.default.removeItem(atPath: file) }
@@ -116,6 +121,64 @@ struct LedgerBench: AsyncParsableCommand {
                                   value: Measure.median(values), baselineName: nil, baseline: nil, goal: .valueAtMost(2)))
         }
         print(json ? Report.json(figures, events: logEvents) : Report.table(figures, events: logEvents, runs: runs))
+    }
+
+    /// `ledger serve` on loopback against the library in the same run: record and consume
+    /// throughput over `httpConnections` keep-alive connections beside the library's with as many
+    /// callers and the same pool; the latency HTTP adds to one call at a time; errors; and a
+    /// SIGTERM in the middle of the load, after which every acknowledged purchase must be in the log.
+    private func httpFigures(paths: LedgerPaths, conninfo: String) async throws -> [Figure] {
+        let http = HTTPPaths(conninfo: conninfo, ledgerBinary: ledgerBinary(), poolSize: clients)
+        let c = httpConnections
+        step("HTTP (ledger serve, \(c) keep-alive connections, pool of \(clients)) and the library with \(c) callers")
+        var httpRecord: [Double] = [], libRecord: [Double] = [], httpConsume: [Double] = [], libConsume: [Double] = []
+        var overhead: [Double] = [], httpP50: [Double] = [], httpP99: [Double] = []
+        var failures = 0, firstFailure: String?
+        let perClient = max(100, 3000 * seconds / c)
+        for r in 0..<runs {
+            libRecord.append(try await paths.recordRate(clients: c, seconds: Double(seconds), tag: "lr\(r)", poolSize: clients))
+            libConsume.append(try await paths.consumeRate(clients: c, seconds: Double(seconds), perClient: perClient,
+                                                          tag: "lc\(r)", poolSize: clients))
+            let library = Measure.median(try await http.libraryRecordLatencies(calls: 300, tag: "l1-\(r)"))
+            try http.withServer { server in
+                let record = try http.recordRate(server, connections: c, seconds: Double(seconds), tag: "hr\(r)")
+                let consume = try http.consumeRate(server, connections: c, seconds: Double(seconds), perClient: perClient, tag: "hc\(r)")
+                let single = HTTPLoad.run(port: server.port, connections: 1, seconds: 60, limit: 300) { connection, _, n in
+                    let answer = try connection.post("/v1/purchases", key: server.key, json: purchaseJSON("h1-\(r)-\(n)", user: n))
+                    guard answer.status == 200 else { throw BenchError("POST /v1/purchases answered \(answer.status)") }
+                }
+                for load in [record, consume, single] where load.failures > 0 {
+                    failures += load.failures
+                    firstFailure = firstFailure ?? load.firstFailure
+                }
+                httpRecord.append(record.perSecond)
+                httpConsume.append(consume.perSecond)
+                httpP50.append(Measure.quantile(record.latencies, 0.5))
+                httpP99.append(Measure.quantile(record.latencies, 0.99))
+                overhead.append(Measure.median(single.latencies) - library)
+            }
+        }
+        if let firstFailure { step("HTTP failures: \(failures), the first: \(firstFailure)") }
+        step("SIGTERM to ledger serve under \(c) connections of load")
+        let stop = try http.sigtermUnderLoad(connections: c, after: min(Double(seconds), 2), tag: "term")
+        guard stop.exitStatus == 0 else { throw BenchError("ledger serve exited \(stop.exitStatus) after SIGTERM") }
+        let library = "library, \(c) callers, pool \(clients)"
+        return [
+            Figure(path: "record a purchase (HTTP)", name: "requests/s, \(c) connections", unit: "requests/s",
+                   value: Measure.median(httpRecord), baselineName: library, baseline: Measure.median(libRecord),
+                   goal: .ratioAtLeast(0.8)),
+            Figure(path: "consume (HTTP)", name: "requests/s, \(c) connections", unit: "requests/s",
+                   value: Measure.median(httpConsume), baselineName: library, baseline: Measure.median(libConsume),
+                   goal: .ratioAtLeast(0.8)),
+            Figure(path: "record a purchase (HTTP)", name: "p50 / p99 latency, \(c) connections", unit: "ms",
+                   value: Measure.median(httpP50), baselineName: "p99", baseline: Measure.median(httpP99), goal: .reference),
+            Figure(path: "record a purchase (HTTP), one at a time", name: "p50 added to the library call", unit: "ms",
+                   value: Measure.median(overhead), baselineName: nil, baseline: nil, goal: .valueAtMost(0.3)),
+            Figure(path: "HTTP load", name: "failed requests", unit: "requests", value: Double(failures),
+                   baselineName: nil, baseline: nil, goal: .valueAtMost(0)),
+            Figure(path: "SIGTERM under HTTP load", name: "acknowledged (of \(stop.acknowledged)) missing from the log",
+                   unit: "purchases", value: Double(stop.lost), baselineName: nil, baseline: nil, goal: .valueAtMost(0)),
+        ]
     }
 
     private func writeDemo(_ file: String) throws -> (lines: Int, users: Int) {

@@ -7,15 +7,15 @@ struct LedgerPaths {
     let conninfo: String
 
     /// Purchases per second recorded through the library by `clients` concurrent callers.
-    func recordRate(clients: Int, seconds: Double, tag: String) async throws -> Double {
-        try await rate(clients: clients, seconds: seconds, limit: .max) { ledger, client, n in
+    func recordRate(clients: Int, seconds: Double, tag: String, poolSize: Int? = nil) async throws -> Double {
+        try await rate(clients: clients, poolSize: poolSize ?? clients, seconds: seconds, limit: .max) { ledger, client, n in
             _ = try await ledger.record(benchPayment("\(tag)-\(client)-\(n)", user: n), kind: .purchase)
         }
     }
 
     /// Consumes per second through the library by `clients` concurrent callers, each consuming
     /// its own payments (recorded beforehand, in batches).
-    func consumeRate(clients: Int, seconds: Double, perClient: Int, tag: String) async throws -> Double {
+    func consumeRate(clients: Int, seconds: Double, perClient: Int, tag: String, poolSize: Int? = nil) async throws -> Double {
         let connection = try Connection.connect(ConnectionConfiguration(conninfo))
         for client in 0..<clients {
             for chunk in stride(from: 0, to: perClient, by: 500) {
@@ -26,7 +26,7 @@ struct LedgerPaths {
             }
         }
         connection.close()
-        return try await rate(clients: clients, seconds: seconds, limit: perClient) { ledger, client, n in
+        return try await rate(clients: clients, poolSize: poolSize ?? clients, seconds: seconds, limit: perClient) { ledger, client, n in
             let seq = "\(tag)-\(client)-\(n)"
             guard case .consumed = try await ledger.consume(paymentSeq: seq, userId: benchUser(n), purchaseToken: "tok-\(seq)") else {
                 throw BenchError("payment \(seq) was not consumed")
@@ -34,11 +34,12 @@ struct LedgerPaths {
         }
     }
 
-    /// Calls per second of `call(ledger, client, n)` from `clients` concurrent callers, each
-    /// calling with n = 0, 1, ... until `seconds` passed or `limit` calls.
-    private func rate(clients: Int, seconds: Double, limit: Int,
+    /// Calls per second of `call(ledger, client, n)` from `clients` concurrent callers sharing a
+    /// pool of `poolSize` connections, each calling with n = 0, 1, ... until `seconds` passed or
+    /// `limit` calls.
+    private func rate(clients: Int, poolSize: Int, seconds: Double, limit: Int,
                       _ call: @escaping @Sendable (Ledger, Int, Int) async throws -> Void) async throws -> Double {
-        let ledger = Ledger(databaseURL: conninfo, poolSize: clients)
+        let ledger = Ledger(databaseURL: conninfo, poolSize: poolSize)
         defer { Task { await ledger.close() } }
         let deadline = Date().addingTimeInterval(seconds)
         let start = Date()

@@ -27,6 +27,17 @@ extension LedgerServerTests {
             }
         }
 
+        /// A slow-headers client (Slowloris) keeps sending header lines and never ends the head:
+        /// the idle timeout counts from the last complete request part, so header bytes alone do
+        /// not keep the connection, and it is closed without an answer.
+        @Test func aRequestHeadSentByteByByteIsCutOffAfterTheIdleTimeout() async throws {
+            try await ServerHarness.with({ $0.idleTimeout = .seconds(1) }) { server in
+                let (received, closedAfter) = try await RawSocket.slowHeadersProbe(port: server.port)
+                #expect(received.isEmpty)
+                #expect(closedAfter < 3.0)
+            }
+        }
+
         @Test func anIdleConnectionIsClosedAfterTheIdleTimeout() async throws {
             try await ServerHarness.with({ $0.idleTimeout = .seconds(1) }) { server in
                 let (answered, closedAfter) = try await RawSocket.idleProbe(port: server.port)
@@ -48,10 +59,44 @@ extension LedgerServerTests {
             }
         }
 
-        private static func blockingIdleProbe(port: Int) throws -> (String, Double) {
+        /// Sends a request line, then one header line every 200 ms without ever ending the head;
+        /// returns what the server sent and how many seconds passed until it closed (gives up,
+        /// throwing, after 10 s).
+        static func slowHeadersProbe(port: Int) async throws -> (String, Double) {
+            try await withCheckedThrowingContinuation { continuation in
+                DispatchQueue.global().async {
+                    continuation.resume(with: Result { try blockingSlowHeadersProbe(port: port) })
+                }
+            }
+        }
+
+        private static func blockingSlowHeadersProbe(port: Int) throws -> (String, Double) {
+            let fd = try connected(port: port)
+            defer { close(fd) }
+            var timeout = timeval(tv_sec: 0, tv_usec: 200_000)
+            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            let start = Date()
+            var received: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            var line = Array("GET /healthz HTTP/1.1\r\nHost: localhost\r\n".utf8)
+            var sent = 0
+            while Date().timeIntervalSince(start) < 10 {
+                _ = line.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                sent += 1
+                line = Array("X-Slow-\(sent): 1\r\n".utf8)
+                let count = recv(fd, &buffer, buffer.count, 0)
+                if count == 0 { return (String(decoding: received, as: UTF8.self), Date().timeIntervalSince(start)) }
+                if count > 0 { received += buffer[..<count] }
+                if count < 0, errno != EAGAIN, errno != EWOULDBLOCK {
+                    return (String(decoding: received, as: UTF8.self), Date().timeIntervalSince(start))   // reset
+                }
+            }
+            throw TestSetupError("the connection stayed open for 10 s of slow headers")
+        }
+
+        private static func connected(port: Int) throws -> Int32 {
             let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
             guard fd >= 0 else { throw TestSetupError("socket failed") }
-            defer { close(fd) }
             var address = sockaddr_in()
             address.sin_family = sa_family_t(AF_INET)
             address.sin_port = in_port_t(UInt16(port).bigEndian)
@@ -59,7 +104,16 @@ extension LedgerServerTests {
             let connected = withUnsafePointer(to: &address) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
             }
-            guard connected == 0 else { throw TestSetupError("connect failed") }
+            guard connected == 0 else {
+                close(fd)
+                throw TestSetupError("connect failed")
+            }
+            return fd
+        }
+
+        private static func blockingIdleProbe(port: Int) throws -> (String, Double) {
+            let fd = try connected(port: port)
+            defer { close(fd) }
             var timeout = timeval(tv_sec: 10, tv_usec: 0)
             setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
             let request = Array("GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n".utf8)

@@ -46,14 +46,25 @@ enum StoreMint {
 /// An RSA key standing in for Google's: its JWKS, and OIDC tokens it signs.
 struct TestOIDCIssuer: Sendable {
     let key = try! _RSA.Signing.PrivateKey(keySize: .bits2048)
-    let kid = "test-key-1"
+    let kid: String
+
+    init(kid: String = "test-key-1") {
+        self.kid = kid
+    }
     static let audience = "https://ledger.example.com/notifications/google"
     static let email = "pubsub-push@example.iam.gserviceaccount.com"
 
     /// `{"keys":[…]}` with this key's public part.
-    var jwks: String {
+    var jwks: String { Self.jwks([self]) }
+
+    /// One JWKS document holding the public keys of `issuers`, as Google publishes two at a time.
+    static func jwks(_ issuers: [TestOIDCIssuer]) -> String {
+        #"{"keys":["# + issuers.map(\.jwk).joined(separator: ",") + "]}"
+    }
+
+    private var jwk: String {
         let primitives = try! key.publicKey.getKeyPrimitives()
-        return #"{"keys":[{"kty":"RSA","alg":"RS256","use":"sig","kid":"\#(kid)","n":"\#(b64(primitives.modulus))","e":"\#(b64(primitives.publicExponent))"}]}"#
+        return #"{"kty":"RSA","alg":"RS256","use":"sig","kid":"\#(kid)","n":"\#(b64(primitives.modulus))","e":"\#(b64(primitives.publicExponent))"}"#
     }
 
     /// The verifier the server is configured with.

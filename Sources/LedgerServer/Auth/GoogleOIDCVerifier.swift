@@ -8,7 +8,7 @@ import PurchaseLedger
 /// configured) for the push subscription's service account `email`.
 public struct GoogleOIDCVerifier: Sendable {
     /// The keys tokens may be signed with, by key id.
-    public var keys: JWKS
+    public var keys: JWKSSource
     /// The `aud` the push subscription was configured with (its push endpoint by default).
     public var audience: String
     /// Accepted `iss` values.
@@ -18,7 +18,8 @@ public struct GoogleOIDCVerifier: Sendable {
     /// Allowed clock difference for `exp`, `iat` and `nbf`.
     public var leeway: TimeInterval = 60
 
-    public init(keys: JWKS, audience: String, email: String? = nil,
+    /// A verifier of tokens signed by one of `keys` (a fixed set, or one fetched from a URL).
+    public init(keys: JWKSSource, audience: String, email: String? = nil,
                 issuers: Set<String> = ["https://accounts.google.com", "accounts.google.com"]) {
         self.keys = keys
         self.audience = audience
@@ -26,8 +27,15 @@ public struct GoogleOIDCVerifier: Sendable {
         self.issuers = issuers
     }
 
-    /// Throws ``TokenError`` naming the failed check; returns normally when the token is good.
-    public func verify(_ token: String, now: Date = Date()) throws(TokenError) {
+    /// A verifier of tokens signed by one of the fixed `keys`.
+    public init(keys: JWKS, audience: String, email: String? = nil,
+                issuers: Set<String> = ["https://accounts.google.com", "accounts.google.com"]) {
+        self.init(keys: JWKSSource(keys), audience: audience, email: email, issuers: issuers)
+    }
+
+    /// Throws ``TokenError`` naming the failed check, or ``JWKSError`` when no key set can be
+    /// had to check it with; returns normally when the token is good.
+    public func verify(_ token: String, now: Date = Date()) async throws {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let headerBytes = Base64URL.decode(parts[0]),
               let payloadBytes = Base64URL.decode(parts[1]), let signature = Base64URL.decode(parts[2]),
@@ -35,7 +43,7 @@ public struct GoogleOIDCVerifier: Sendable {
               let claims = (try? JSONParser.parse(payloadBytes))?.objectValue
         else { throw TokenError("the token is not a JWT (three base64url parts of JSON)") }
         guard header["alg"]?.stringValue == "RS256" else { throw TokenError("alg: expected RS256") }
-        guard let kid = header["kid"]?.stringValue, let key = keys.keys[kid] else {
+        guard let kid = header["kid"]?.stringValue, let key = try await keys.key(kid) else {
             throw TokenError("kid: not a key of the configured JWKS")
         }
         let signed = Array((parts[0] + "." + parts[1]).utf8)

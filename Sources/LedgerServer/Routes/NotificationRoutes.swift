@@ -60,8 +60,11 @@ struct NotificationRoutes {
                 throw APIError.unauthorized("OIDC tokens are not configured: set LEDGER_GOOGLE_PUSH_JWKS and LEDGER_GOOGLE_PUSH_AUDIENCE")
             }
             do {
-                try oidc.verify(token)
+                try await oidc.verify(token)
                 return
+            } catch let error as JWKSError {
+                throw APIError(.serviceUnavailable, "UNAVAILABLE", "Google's signing keys cannot be had to check the token: \(error)",
+                               headers: [.retryAfter: "10"])
             } catch {
                 throw APIError.unauthorized("the OIDC token is refused: \(error)")
             }

@@ -28,7 +28,7 @@ public struct Migration: Sendable, Hashable {
     /// Every versioned migration of this build, in order.
     public static let all: [Migration] = EmbeddedSchema.files
         .filter { $0.path.hasPrefix("migrations/") }
-        .compactMap { Migration(name: String($0.path.dropFirst("migrations/".count)), sql: $0.sql) }
+        .compactMap { Migration(name: String($0.path.dropFirst("migrations/".count)), sql: $0.text) }
         .sorted { $0.version < $1.version }
 }
 
@@ -63,7 +63,7 @@ public struct Definition: Sendable, Hashable {
     /// Every definition of this build, by group in ``groups``' order, then by file name.
     public static let all: [Definition] = EmbeddedSchema.files
         .filter { $0.path.hasPrefix("definitions/") }
-        .map { Definition(path: String($0.path.dropFirst("definitions/".count)), sql: $0.sql) }
+        .map { Definition(path: String($0.path.dropFirst("definitions/".count)), sql: $0.text) }
         .sorted { a, b in
             let (ga, gb) = (groups.firstIndex(of: a.group) ?? groups.count, groups.firstIndex(of: b.group) ?? groups.count)
             return ga != gb ? ga < gb : a.path < b.path
