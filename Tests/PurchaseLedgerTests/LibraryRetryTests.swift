@@ -6,6 +6,10 @@ import Testing
 
 /// The library runs a command again after a deadlock, as `ledger ingest` does: a caller of
 /// `Ledger` never sees a 40P01 for a command that nothing else refused.
+///
+/// The waits are long (five minutes) because the call under test is a task, and in a whole
+/// package run the other suites' blocking libpq calls can keep Swift's two cooperative threads
+/// busy for minutes before it starts (a CI run timed out at one minute).
 @Suite("Library retries")
 struct LibraryRetryTests {
     /// A restore of P-1 and P-2 takes the lock of P-1, then waits for P-2's, which another
@@ -31,7 +35,7 @@ struct LibraryRetryTests {
             try await waitUntil("the restore waits for P-2", unless: restore) { try advisoryWaiters(watcher) == 1 }
             // Closes the cycle. This waits until the restore's transaction is cancelled.
             let closing = Background { try holder.query("SELECT pg_advisory_xact_lock(hashtextextended('payment:P-1', 0))") }
-            try #require(try await closing.value(timeout: 60) != nil, "the deadlock was not broken")
+            try #require(try await closing.value(timeout: 300) != nil, "the deadlock was not broken")
             // The restore runs again and waits for the holder, which now has both locks.
             try await waitUntil("the restore runs again", unless: restore) { try advisoryWaiters(watcher) == 1 }
             try holder.executeScript(unsafeSQL: "COMMIT")
@@ -63,7 +67,7 @@ struct LibraryRetryTests {
             let consume = Task { try await ledger.consume(paymentSeq: "P-1", userId: "u1", purchaseToken: "tok-P-1") }
             try await waitUntil("the consume waits for the stream row", unless: consume) { try rowWaiters(watcher) == 1 }
             let closing = Background { try holder.query("SELECT 1 FROM ledger.payments WHERE payment_seq = 'P-1' FOR UPDATE") }
-            try #require(try await closing.value(timeout: 60) != nil, "the deadlock was not broken")
+            try #require(try await closing.value(timeout: 300) != nil, "the deadlock was not broken")
             try holder.executeScript(unsafeSQL: "COMMIT")
             let outcome = try await consume.value
             await ledger.close()
@@ -102,7 +106,7 @@ private func rowWaiters(_ c: Connection) throws -> Int {
 
 /// Polls `condition`; fails when it stays false for `timeout` seconds, or as soon as `task`
 /// (the call under test) ended, with what it returned or threw.
-private func waitUntil<T: Sendable>(_ what: String, timeout: TimeInterval = 60, unless task: Task<T, Error>? = nil,
+private func waitUntil<T: Sendable>(_ what: String, timeout: TimeInterval = 300, unless task: Task<T, Error>? = nil,
                                     _ condition: () throws -> Bool) async throws {
     let deadline = Date().addingTimeInterval(timeout)
     let ended = Flag()
@@ -114,7 +118,7 @@ private func waitUntil<T: Sendable>(_ what: String, timeout: TimeInterval = 60, 
     }
 }
 
-private func waitUntil(_ what: String, timeout: TimeInterval = 60, _ condition: () throws -> Bool) async throws {
+private func waitUntil(_ what: String, timeout: TimeInterval = 300, _ condition: () throws -> Bool) async throws {
     try await waitUntil(what, timeout: timeout, unless: Task<Int, Error>?.none, condition)
 }
 
