@@ -6,13 +6,21 @@ import Testing
 
 /// The library runs a command again after a deadlock, as `ledger ingest` does: a caller of
 /// `Ledger` never sees a 40P01 for a command that nothing else refused.
+///
+/// The waits are long (five minutes) because the call under test is a task, and in a whole
+/// package run the other suites' blocking libpq calls can keep Swift's two cooperative threads
+/// busy for minutes before it starts (a CI run timed out at one minute).
 @Suite("Library retries")
 struct LibraryRetryTests {
+    /// The library's connections find a deadlock after 10 s of waiting, the other side's after
+    /// 60 s: PostgreSQL checks once per wait, after deadlock_timeout, so the side whose check
+    /// comes first (with the cycle closed by then) is the one cancelled.
+    static let ledgerTimeout = " options='-c deadlock_timeout=10s'"
+
     /// A restore of P-1 and P-2 takes the lock of P-1, then waits for P-2's, which another
     /// transaction holds; that transaction then asks for P-1's: a deadlock, deterministic. The
-    /// restore has waited longer, so its backend finds the cycle first and is cancelled (the other
-    /// side's deadlock_timeout is longer still). The library runs the restore again: it waits for
-    /// the other transaction, which now has both locks and commits, then records both payments.
+    /// restore's backend finds the cycle first and is cancelled (see ``ledgerTimeout``). The
+    /// library runs the restore again once the other transaction committed, and it records both.
     @Test func aRestoreThatLosesADeadlockRunsAgainAndRecords() async throws {
         try await TestDatabase.with { db in
             // The holder's transaction sees pg_stat_activity as it was when it first looked: the
@@ -20,22 +28,25 @@ struct LibraryRetryTests {
             let holder = try db.connect(), watcher = try db.connect()
             defer { [holder, watcher].forEach { $0.close() } }
             let deadlocksBefore = try deadlocks(watcher)
-            try holder.executeScript(unsafeSQL: "SET deadlock_timeout = '30s'; BEGIN")
+            try holder.executeScript(unsafeSQL: "SET deadlock_timeout = '60s'; BEGIN")
             try holder.query("SELECT pg_advisory_xact_lock(hashtextextended('payment:P-2', 0))")
 
-            let ledger = Ledger(databaseURL: db.conninfo, poolSize: 2)
+            let ledger = Ledger(databaseURL: db.conninfo + Self.ledgerTimeout, poolSize: 2)
             let restore = Task {
                 try await ledger.restore(userId: "u1", storeCode: .appStore,
                                          purchases: [Fixture.consumable("P-1"), Fixture.consumable("P-2")])
             }
-            try await waitUntil("the restore waits for P-2", unless: restore) { try advisoryWaiters(watcher) == 1 }
-            // Closes the cycle. This waits until the restore's transaction is cancelled.
-            let closing = Background { try holder.query("SELECT pg_advisory_xact_lock(hashtextextended('payment:P-1', 0))") }
-            try #require(try await closing.value(timeout: 60) != nil, "the deadlock was not broken")
-            // The restore runs again and waits for the holder, which now has both locks.
-            try await waitUntil("the restore runs again", unless: restore) { try advisoryWaiters(watcher) == 1 }
-            try holder.executeScript(unsafeSQL: "COMMIT")
-
+            // On a thread of its own, so that the cycle closes well within the restore's
+            // deadlock_timeout however busy Swift's cooperative threads are: once the restore
+            // waits for P-2, ask for P-1 (this waits until the restore's transaction is
+            // cancelled), then commit; the restore, run again, then records both.
+            let side = Background { () throws -> Bool in
+                try waitOnThread { try advisoryWaiters(watcher) == 1 }
+                try holder.query("SELECT pg_advisory_xact_lock(hashtextextended('payment:P-1', 0))")
+                try holder.executeScript(unsafeSQL: "COMMIT")
+                return true
+            }
+            try #require(try await side.value(timeout: 600) == true, "the other transaction did not get through")
             let result = try await restore.value
             await ledger.close()
             #expect(result.recorded == ["P-1", "P-2"])
@@ -54,17 +65,20 @@ struct LibraryRetryTests {
             try db.withConnection { c in _ = try c.run(.record(Fixture.consumable("P-1"), kind: .purchase)) }
             let holder = try db.connect(), watcher = try db.connect()
             defer { [holder, watcher].forEach { $0.close() } }
-            try holder.executeScript(unsafeSQL: "SET deadlock_timeout = '30s'; BEGIN")
+            try holder.executeScript(unsafeSQL: "SET deadlock_timeout = '60s'; BEGIN")
             // The holder locks the stream row of P-1 first; the consume locks the payment's row,
             // then waits for the stream row (to append); the holder then asks for the payment's
             // row: a cycle, which the consume, waiting longer, is the first to find.
             try holder.query("SELECT 1 FROM ledger.streams WHERE stream = 'payment:P-1' FOR UPDATE")
-            let ledger = Ledger(databaseURL: db.conninfo, poolSize: 2)
+            let ledger = Ledger(databaseURL: db.conninfo + Self.ledgerTimeout, poolSize: 2)
             let consume = Task { try await ledger.consume(paymentSeq: "P-1", userId: "u1", purchaseToken: "tok-P-1") }
-            try await waitUntil("the consume waits for the stream row", unless: consume) { try rowWaiters(watcher) == 1 }
-            let closing = Background { try holder.query("SELECT 1 FROM ledger.payments WHERE payment_seq = 'P-1' FOR UPDATE") }
-            try #require(try await closing.value(timeout: 60) != nil, "the deadlock was not broken")
-            try holder.executeScript(unsafeSQL: "COMMIT")
+            let side = Background { () throws -> Bool in
+                try waitOnThread { try rowWaiters(watcher) == 1 }
+                try holder.query("SELECT 1 FROM ledger.payments WHERE payment_seq = 'P-1' FOR UPDATE")
+                try holder.executeScript(unsafeSQL: "COMMIT")
+                return true
+            }
+            try #require(try await side.value(timeout: 600) == true, "the other transaction did not get through")
             let outcome = try await consume.value
             await ledger.close()
             guard case .consumed = outcome else {
@@ -102,7 +116,7 @@ private func rowWaiters(_ c: Connection) throws -> Int {
 
 /// Polls `condition`; fails when it stays false for `timeout` seconds, or as soon as `task`
 /// (the call under test) ended, with what it returned or threw.
-private func waitUntil<T: Sendable>(_ what: String, timeout: TimeInterval = 60, unless task: Task<T, Error>? = nil,
+private func waitUntil<T: Sendable>(_ what: String, timeout: TimeInterval = 300, unless task: Task<T, Error>? = nil,
                                     _ condition: () throws -> Bool) async throws {
     let deadline = Date().addingTimeInterval(timeout)
     let ended = Flag()
@@ -114,8 +128,17 @@ private func waitUntil<T: Sendable>(_ what: String, timeout: TimeInterval = 60, 
     }
 }
 
-private func waitUntil(_ what: String, timeout: TimeInterval = 60, _ condition: () throws -> Bool) async throws {
+private func waitUntil(_ what: String, timeout: TimeInterval = 300, _ condition: () throws -> Bool) async throws {
     try await waitUntil(what, timeout: timeout, unless: Task<Int, Error>?.none, condition)
+}
+
+/// Polls `condition` on the calling thread (not a task), up to 300 s.
+private func waitOnThread(_ condition: () throws -> Bool) throws {
+    let deadline = Date().addingTimeInterval(300)
+    while try !condition() {
+        guard Date() < deadline else { throw TestSetupError("timed out waiting for a lock waiter") }
+        usleep(10_000)
+    }
 }
 
 private final class Flag: @unchecked Sendable {

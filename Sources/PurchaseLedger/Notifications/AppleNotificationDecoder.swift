@@ -14,9 +14,8 @@ struct AppleNotificationDecoder {
     func decode(_ line: FieldReader) throws(LedgerError) -> StoreNotification {
         let signedPayload = try line.string("signedPayload", maxLength: 1 << 20)
         let signed = try Self.verifySignatures(signedPayload, roots: stores.appleRoots)
-        let (payload, data, transaction) = (signed.payload, signed.data, signed.transaction)
-        let renewal = signed.renewal
-        try checkApp(data: data, transaction: transaction)
+        let (payload, transaction) = (signed.payload, signed.transaction)
+        try checkApp(data: signed.data, transaction: transaction)
 
         let type = try payload.string("notificationType", maxLength: 64)
         let subtype = try payload.optionalString("subtype", maxLength: 64)
@@ -61,7 +60,7 @@ struct AppleNotificationDecoder {
             }
             notification.expiryTime = expiry
         case .inGracePeriod:
-            notification.gracePeriodExpiresAt = try renewal?.time("gracePeriodExpiresDate")
+            notification.gracePeriodExpiresAt = try signed.renewal?.time("gracePeriodExpiresDate")
         default:
             break
         }

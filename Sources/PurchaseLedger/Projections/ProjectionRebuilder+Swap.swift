@@ -42,9 +42,11 @@ extension ProjectionRebuilder {
         return try connection.transaction { c in
             // The live tables there are: a table new in this build's definitions has no live
             // twin yet (a database adopted from release 0007 lacks the notification tables).
-            let tables = try all.filter { table in
-                try c.query("SELECT to_regclass(\(quoted(table))) IS NOT NULL AS live")[0].decode("live", as: Bool.self)
-            }
+            let live = Set(try c.query("""
+                SELECT t AS name FROM unnest(string_to_array(\(all.map(quoted).joined(separator: ",")), ',')) t
+                 WHERE to_regclass(t) IS NOT NULL
+                """).map { try $0.decode("name", as: String.self) })
+            let tables = all.filter { live.contains(quoted($0)) }
             let qualified = tables.map { "\($0.schema).\($0.name)" }
             // Catalog text below (view definitions) comes out schema-qualified.
             try c.execute("SELECT set_config('search_path', 'pg_catalog', true)")
