@@ -7,8 +7,7 @@ import PackagePlugin
 @main
 struct OpenAPIPlugin: BuildToolPlugin {
     func createBuildCommands(context: PluginContext, target: Target) throws -> [Command] {
-        let directory = try (target as? SourceModuleTarget)?.directoryURL
-            ?? { throw PluginError("OpenAPIPlugin applies to source targets") }()
+        let directory = context.package.directoryURL.appending(path: "Sources/\(target.name)")
         let document = directory.appending(path: "openapi.json")
         let output = context.pluginWorkDirectoryURL.appending(path: "EmbeddedOpenAPI.swift")
         return [
@@ -21,9 +20,4 @@ struct OpenAPIPlugin: BuildToolPlugin {
             )
         ]
     }
-}
-
-struct PluginError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
 }

@@ -33,10 +33,22 @@ extension LedgerServerTests {
 
         @Test func readyzNamesThePendingMigrations() async throws {
             try await ServerHarness.with { server in
-                try server.database.withConnection { _ = try $0.execute("DELETE FROM ledger.schema_migrations WHERE version = 10") }
+                try server.database.withConnection { _ = try $0.execute("DELETE FROM ledger.schema_migrations WHERE version = 2") }
                 let reply = try await server.send("GET", "/readyz")
                 #expect(reply.status == 503)
-                #expect((reply.json["reason"] as? String)?.contains("0010_api_keys") == true)
+                #expect((reply.json["reason"] as? String)?.contains("0002_api_keys") == true)
+            }
+        }
+
+        @Test func readyzIs503WhenAFunctionDiffersFromThisBuilds() async throws {
+            try await ServerHarness.with { server in
+                #expect(try await server.send("GET", "/readyz").status == 200)
+                try server.database.withConnection {
+                    _ = try $0.execute("UPDATE ledger.schema_definitions SET checksum = 'another' WHERE path = 'commands/consume.sql'")
+                }
+                let reply = try await server.send("GET", "/readyz")
+                #expect(reply.status == 503)
+                #expect((reply.json["reason"] as? String)?.contains("ledger migrate") == true)
             }
         }
 
