@@ -88,5 +88,49 @@ extension LedgerServerTests {
                 #expect(try db.withConnection { try $0.count("SELECT count(*) FROM ledger.payments WHERE consumed_at IS NOT NULL") } == 1)
             }
         }
+
+        /// SIGTERM while 16 clients keep posting purchases: the server stops accepting, finishes
+        /// what is in flight and exits 0, and every purchase it answered 200 is in the log.
+        @Test func sigtermUnderLoadLosesNoAcknowledgedPurchase() async throws {
+            try await TestDatabase.with { db in
+                let key = try db.withConnection { try $0.addAPIKey(role: .writer).key }
+                let serve = try LedgerProcess.start(["serve", "--port", "0", "--database-url", db.conninfo])
+                defer { serve.kill() }
+                #expect(serve.waitForOutput(timeout: 30) { $0.contains { $0.hasPrefix("listening on http://127.0.0.1:") } })
+                let port = try #require(serve.linesSoFar.first.flatMap { Int($0.split(separator: ":").last ?? "") })
+                let acknowledged = try await withThrowingTaskGroup(of: [String].self) { clients in
+                    for client in 0..<16 {
+                        clients.addTask {
+                            var mine: [String] = []
+                            for n in 0..<100_000 {
+                                let seq = "L-\(client)-\(n)"
+                                let line = Fixture.purchaseLine(["paymentSeq": "\"\(seq)\"", "transactionId": "\"T-\(seq)\"",
+                                                                 "purchaseToken": "\"tok-\(seq)\"", "type": nil])
+                                guard let reply = try? await HTTP.send("POST", "http://127.0.0.1:\(port)/v1/purchases",
+                                                                       key: key, body: line, timeout: 30) else { break }
+                                guard reply.status == 200 else { break }
+                                mine.append(seq)
+                            }
+                            return mine
+                        }
+                    }
+                    // Let the load run, then stop the server in the middle of it.
+                    var waited = 0
+                    while try db.withConnection({ try $0.count("SELECT count(*) FROM ledger.payments") }) < 200, waited < 600 {
+                        waited += 1
+                        try await Task.sleep(for: .milliseconds(50))
+                    }
+                    serve.kill(SIGTERM)
+                    return try await clients.reduce(into: []) { $0 += $1 }
+                }
+                let out = serve.wait(timeout: 60)
+                #expect(out.status == 0 && !out.signalled)
+                #expect(acknowledged.count >= 200)
+                let logged = try db.withConnection { connection in
+                    Set(try connection.query("SELECT payment_seq FROM ledger.payments").map { try $0.decode("payment_seq", as: String.self) })
+                }
+                #expect(Set(acknowledged).subtracting(logged).isEmpty)
+            }
+        }
     }
 }
