@@ -7,11 +7,14 @@ let package = Package(
     products: [
         .library(name: "PurchaseLedger", targets: ["PurchaseLedger"]),
         .library(name: "Postgres", targets: ["Postgres"]),
+        .library(name: "LedgerJSON", targets: ["LedgerJSON"]),
         .executable(name: "ledger", targets: ["ledger"]),
         .executable(name: "ledger-bench", targets: ["ledger-bench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        // Deque: the pool's FIFO of waiting callers.
+        .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
         // SHA-256, P-256 ECDSA (Crypto); X.509 parsing and chain policy (X509); DER and PEM (SwiftASN1).
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
         .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
@@ -29,8 +32,11 @@ let package = Package(
         // The libpq wrapper: connections, pool, bound queries, rows, errors, pipeline, COPY.
         .target(
             name: "Postgres",
-            dependencies: ["CLibPQ"]
+            dependencies: ["CLibPQ", .product(name: "DequeModule", package: "swift-collections")]
         ),
+        // Strict RFC 8259 JSON: a parser that keeps numbers as written (exact decimals), U+0000 and
+        // nesting limits, and a streaming writer. No dependencies; nothing ledger-specific.
+        .target(name: "LedgerJSON"),
         // Turns Schema/ (migrations and definitions) into Swift source at build time, so the binary carries its schema.
         .executableTarget(name: "EmbedSchema", path: "Sources/EmbedSchema"),
         .plugin(
@@ -42,18 +48,20 @@ let package = Package(
         .target(
             name: "PurchaseLedger",
             dependencies: [
-                "Postgres",
+                "Postgres", "LedgerJSON",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ],
             plugins: ["SchemaPlugin"]
         ),
+        // Realistic ledger traffic from a fixed seed, for `ledger demo`, the benchmark and tests.
+        .target(name: "LedgerDemo", dependencies: ["PurchaseLedger", "LedgerJSON"]),
         // The command: argument parsing and output formatting only.
         .executableTarget(
             name: "ledger",
             dependencies: [
-                "PurchaseLedger",
+                "PurchaseLedger", "LedgerJSON", "LedgerDemo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -61,7 +69,7 @@ let package = Package(
         .target(
             name: "LedgerTestSupport",
             dependencies: [
-                "PurchaseLedger", "Postgres",
+                "PurchaseLedger", "Postgres", "LedgerJSON",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -72,17 +80,18 @@ let package = Package(
         .executableTarget(
             name: "ledger-bench",
             dependencies: [
-                "PurchaseLedger", "Postgres",
+                "PurchaseLedger", "Postgres", "LedgerJSON", "LedgerDemo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres"]),
+        .testTarget(name: "LedgerJSONTests", dependencies: ["LedgerJSON"]),
         // Fixtures/LegacySchema: the first releases' migrations, as released, for the adoption tests.
-        .testTarget(name: "PurchaseLedgerTests", dependencies: ["PurchaseLedger", "Postgres", "LedgerTestSupport"],
+        .testTarget(name: "PurchaseLedgerTests", dependencies: ["PurchaseLedger", "Postgres", "LedgerJSON", "LedgerDemo", "LedgerTestSupport"],
                     exclude: ["Fixtures"]),
         // Runs the built `ledger` executable as operators and scenarios do.
-        .testTarget(name: "LedgerCLITests", dependencies: ["ledger", "PurchaseLedger", "Postgres", "LedgerTestSupport"]),
+        .testTarget(name: "LedgerCLITests", dependencies: ["ledger", "PurchaseLedger", "Postgres", "LedgerDemo", "LedgerTestSupport"]),
         // Races, crashes, hostile input, least privilege and secrets, each proven by a test.
-        .testTarget(name: "ReliabilityTests", dependencies: ["ledger", "PurchaseLedger", "Postgres", "LedgerTestSupport"]),
+        .testTarget(name: "ReliabilityTests", dependencies: ["ledger", "PurchaseLedger", "Postgres", "LedgerJSON", "LedgerDemo", "LedgerTestSupport"]),
     ]
 )

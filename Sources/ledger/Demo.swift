@@ -1,3 +1,4 @@
+import LedgerDemo
 import ArgumentParser
 import Foundation
 import Postgres

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import PurchaseLedger
+import LedgerJSON
 
 extension StoreCode: ExpressibleByArgument {}
 

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Postgres
 import PurchaseLedger
+import LedgerJSON
 
 struct Verify: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,5 +1,6 @@
 import Foundation
 import Postgres
+import LedgerJSON
 
 /// Runs NDJSON command lines against the ledger (CONTRACT.md §2) and reports one result per
 /// line, in order. Lines are decoded and validated here; the commands of up to `batchSize`

@@ -57,7 +57,7 @@ public struct ProjectionRebuilder {
         do {
             let replay = ShadowReplay(schema: Self.shadowSchema, batchSize: batchSize)
             let outcome = try connection.repeatableRead { c in
-                try replay.run(on: c, deferIndexes: true, keysKept: keysUsedByReplay, rebuildIndexes: true,
+                try replay.run(on: c, deferIndexes: true, keysKept: projections.keysUsedByReplay, rebuildIndexes: true,
                                unlogged: false, progress: progress)
             }
             let replayed = Date()
@@ -85,11 +85,6 @@ public struct ProjectionRebuilder {
             if !connection.isBroken { _ = try? dropLeftovers() }
             throw error
         }
-    }
-
-    /// The tables whose keys project_range needs while it loads.
-    var keysUsedByReplay: Set<String> {
-        Set(projections.flatMap { $0.tables.filter(\.keyUsedByReplay).map(\.name) })
     }
 
     /// One catch-up pass in a REPEATABLE READ transaction: applies what `seen` did not show and

@@ -1,4 +1,5 @@
 import PurchaseLedger
+import Postgres
 import Foundation
 import Testing
 
@@ -34,8 +35,8 @@ struct TimestampFormattingTests {
     func formatsLikePython(microseconds: Int64, iso: String, postgres: String) {
         let timestamp = Timestamp(microseconds: microseconds)
         #expect(timestamp.iso8601Milliseconds == iso)
-        #expect(timestamp.postgresText == postgres)
-        #expect(Timestamp.parsePostgres(postgres) == timestamp)
+        #expect(PostgresTimestamp.text(microseconds: microseconds) == postgres)
+        #expect(PostgresTimestamp.microseconds(parsing: postgres) == microseconds)
         #expect(Timestamp.parseISO8601(timestamp.description) == timestamp)
         #expect(Timestamp.parseISO8601(iso)?.microseconds == timestamp.epochMilliseconds * 1000)
     }

@@ -1,3 +1,5 @@
+import Postgres
+
 extension Timestamp {
     /// Parses an ISO-8601 / RFC 3339 date-time with a zone:
     /// `YYYY-MM-DDTHH:MM:SS[.fraction]ZONE`.
@@ -12,61 +14,18 @@ extension Timestamp {
     ///
     /// Returns `nil` for anything else, including surrounding whitespace.
     public static func parseISO8601(_ text: String) -> Timestamp? {
-        parse(text, syntax: .iso8601)
-    }
-
-    /// Parses PostgreSQL's `timestamptz` output with `DateStyle` ISO:
-    /// `YYYY-MM-DD HH:MM:SS[.ffffff]±HH[:MM[:SS]]`, such as
-    /// `2026-01-01 00:00:00.123456+00`, `… +05:30` or `… -08`.
-    ///
-    /// `infinity`, `-infinity` and BC dates give `nil`, as does anything
-    /// outside the years 0001-9999.
-    public static func parsePostgres(_ text: String) -> Timestamp? {
-        parse(text, syntax: .postgres)
-    }
-
-    /// What a text form allows where the two forms differ.
-    struct TextSyntax {
-        /// Bytes allowed between the date and the time.
-        var separators: [UInt8]
-        var maxFractionDigits: Int
-        /// `Z` or `z` for UTC.
-        var acceptsZ: Bool
-        /// `±HHMM` without a colon.
-        var acceptsCompactOffset: Bool
-        /// `±HH:MM:SS`, as PostgreSQL prints historical local mean time offsets.
-        var acceptsOffsetSeconds: Bool
-
-        static let iso8601 = TextSyntax(
-            separators: [UInt8(ascii: "T"), UInt8(ascii: "t"), UInt8(ascii: " ")],
-            maxFractionDigits: 9,
-            acceptsZ: true,
-            acceptsCompactOffset: true,
-            acceptsOffsetSeconds: false
-        )
-
-        static let postgres = TextSyntax(
-            separators: [UInt8(ascii: " ")],
-            maxFractionDigits: 6,
-            acceptsZ: false,
-            acceptsCompactOffset: false,
-            acceptsOffsetSeconds: true
-        )
-    }
-
-    private static func parse(_ text: String, syntax: TextSyntax) -> Timestamp? {
-        if let result = text.utf8.withContiguousStorageIfAvailable({ parse($0, syntax: syntax) }) {
+        if let result = text.utf8.withContiguousStorageIfAvailable({ parse($0) }) {
             return result
         }
-        return Array(text.utf8).withUnsafeBufferPointer { parse($0, syntax: syntax) }
+        return Array(text.utf8).withUnsafeBufferPointer { parse($0) }
     }
 
-    private static func parse(_ bytes: UnsafeBufferPointer<UInt8>, syntax: TextSyntax) -> Timestamp? {
+    private static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> Timestamp? {
         var scanner = TextScanner(bytes: bytes)
         guard let year = scanner.digits(4), scanner.skip(UInt8(ascii: "-")),
               let month = scanner.digits(2), scanner.skip(UInt8(ascii: "-")),
               let day = scanner.digits(2),
-              let separator = scanner.next(), syntax.separators.contains(separator),
+              let separator = scanner.next(), Self.dateTimeSeparators.contains(separator),
               let hour = scanner.digits(2), scanner.skip(UInt8(ascii: ":")),
               let minute = scanner.digits(2), scanner.skip(UInt8(ascii: ":")),
               let second = scanner.digits(2)
@@ -74,10 +33,10 @@ extension Timestamp {
 
         var fraction: Int64 = 0
         if scanner.skip(UInt8(ascii: ".")) {
-            guard let micros = scanner.fractionMicroseconds(maxDigits: syntax.maxFractionDigits) else { return nil }
+            guard let micros = scanner.fractionMicroseconds(maxDigits: 9) else { return nil }
             fraction = micros
         }
-        guard let offsetSeconds = scanner.zoneOffsetSeconds(syntax: syntax), scanner.isAtEnd else { return nil }
+        guard let offsetSeconds = scanner.zoneOffsetSeconds(), scanner.isAtEnd else { return nil }
 
         guard (1...9999).contains(year), (1...12).contains(month),
               (1...CivilDate.daysInMonth(month, year: year)).contains(day),
@@ -89,6 +48,9 @@ extension Timestamp {
         let timestamp = Timestamp(microseconds: seconds * microsecondsPerSecond + fraction)
         return supportedRange.contains(timestamp) ? timestamp : nil
     }
+
+    /// `T`, `t` or a space between the date and the time.
+    private static let dateTimeSeparators: [UInt8] = [UInt8(ascii: "T"), UInt8(ascii: "t"), UInt8(ascii: " ")]
 
     /// A cursor over ASCII text; every method returns `nil` or `false` on a mismatch.
     private struct TextScanner {
@@ -140,9 +102,9 @@ extension Timestamp {
         }
 
         /// The zone's offset east of UTC in seconds.
-        mutating func zoneOffsetSeconds(syntax: TextSyntax) -> Int64? {
+        mutating func zoneOffsetSeconds() -> Int64? {
             guard let first = next() else { return nil }
-            if syntax.acceptsZ, first == UInt8(ascii: "Z") || first == UInt8(ascii: "z") {
+            if first == UInt8(ascii: "Z") || first == UInt8(ascii: "z") {
                 return 0
             }
             let sign: Int64
@@ -153,19 +115,11 @@ extension Timestamp {
             }
             guard let hours = digits(2), hours <= 23 else { return nil }
             var minutes: Int64 = 0
-            var seconds: Int64 = 0
-            if skip(UInt8(ascii: ":")) {
-                guard let value = digits(2), value <= 59 else { return nil }
-                minutes = value
-                if syntax.acceptsOffsetSeconds, skip(UInt8(ascii: ":")) {
-                    guard let value = digits(2), value <= 59 else { return nil }
-                    seconds = value
-                }
-            } else if syntax.acceptsCompactOffset, !isAtEnd {
+            if skip(UInt8(ascii: ":")) || !isAtEnd {  // ±HH:MM or ±HHMM
                 guard let value = digits(2), value <= 59 else { return nil }
                 minutes = value
             }
-            return sign * (hours * 3600 + minutes * 60 + seconds)
+            return sign * (hours * 3600 + minutes * 60)
         }
 
         static func digitValue(_ byte: UInt8) -> Int64? {

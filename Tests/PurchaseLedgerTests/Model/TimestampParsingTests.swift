@@ -1,3 +1,4 @@
+import Postgres
 import PurchaseLedger
 import Testing
 
@@ -71,18 +72,6 @@ struct TimestampParsingTests {
     )
     func postgresText(text: String, iso: String) throws {
         let expected = try #require(Timestamp.parseISO8601(iso))
-        #expect(Timestamp.parsePostgres(text) == expected)
-    }
-
-    @Test(
-        "text PostgreSQL would not print with DateStyle ISO is refused",
-        arguments: [
-            "infinity", "-infinity", "2026-01-01 00:00:00Z", "2026-01-01T00:00:00+00", "2026-01-01 00:00:00",
-            "0044-03-15 12:00:00+00 BC", "2026-01-01 00:00:00.1234567+00", "10000-01-01 00:00:00+00",
-            "2026-02-29 00:00:00+00", "2026-01-01 00:00:00+0530",
-        ]
-    )
-    func invalidPostgresText(text: String) {
-        #expect(Timestamp.parsePostgres(text) == nil)
+        #expect(PostgresTimestamp.microseconds(parsing: text) == expected.microseconds)
     }
 }

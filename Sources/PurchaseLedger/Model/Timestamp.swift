@@ -3,11 +3,10 @@ import Postgres
 
 /// An instant in UTC with microsecond precision, as PostgreSQL's `timestamptz` holds it.
 ///
-/// The text forms (``parseISO8601(_:)``, ``iso8601Milliseconds``,
-/// ``postgresText``, ``parsePostgres(_:)``) cover the years 0001 to 9999;
-/// the calendar arithmetic is done by hand (proleptic Gregorian, Howard
-/// Hinnant's `days_from_civil` and `civil_from_days`), without `Calendar` or
-/// `DateFormatter`, so results never depend on the machine's locale or zone.
+/// The text forms (``parseISO8601(_:)``, ``iso8601Milliseconds``, ``description``) cover the
+/// years 0001 to 9999; the calendar arithmetic is the `Postgres` package's civil calendar
+/// (proleptic Gregorian, Howard Hinnant's `days_from_civil` and `civil_from_days`), without
+/// `Calendar` or `DateFormatter`, so results never depend on the machine's locale or zone.
 public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible {
     /// Microseconds since 1970-01-01T00:00:00Z; negative before it.
     public var microseconds: Int64
@@ -20,14 +19,15 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
     /// The instant `epochMilliseconds` after the Unix epoch.
     ///
     /// Traps when the value does not fit in microseconds (about ±292,000
-    /// years); use ``init(checkedEpochMilliseconds:)`` for untrusted input.
+    /// years): for trusted values only.
     public init(epochMilliseconds: Int64) {
         self.microseconds = epochMilliseconds * 1000
     }
 
     /// The instant `epochMilliseconds` after the Unix epoch, or `nil` when it
-    /// lies outside ``supportedRange`` (years 0001 to 9999). Never traps.
-    public init?(checkedEpochMilliseconds epochMilliseconds: Int64) {
+    /// lies outside ``supportedRange`` (years 0001 to 9999). Never traps: the one path by which
+    /// untrusted epoch milliseconds (commands, App Store JWS, Google Play) become an instant.
+    package init?(checkedEpochMilliseconds epochMilliseconds: Int64) {
         let (micros, overflow) = epochMilliseconds.multipliedReportingOverflow(by: 1000)
         guard !overflow else { return nil }
         let timestamp = Timestamp(microseconds: micros)
@@ -65,7 +65,7 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
 
     /// Milliseconds since the Unix epoch, rounded toward the past.
     public var epochMilliseconds: Int64 {
-        Self.floorDivide(microseconds, 1000).quotient
+        CivilDate.floorDivide(microseconds, 1000).quotient
     }
 
     /// The current instant, from the system clock.
@@ -85,22 +85,11 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
 
     /// ISO-8601 in UTC with all six fractional digits: `2026-01-01T00:00:00.123456Z`.
     public var description: String {
-        format(dateTimeSeparator: UInt8(ascii: "T"), fractionDigits: 6, zone: "Z")
+        iso8601Microseconds
     }
 
     // MARK: Arithmetic shared by the text forms
 
     static let microsecondsPerSecond: Int64 = 1_000_000
     static let microsecondsPerDay: Int64 = 86_400 * microsecondsPerSecond
-
-    /// Division rounding toward negative infinity, with a remainder in `0..<divisor`.
-    static func floorDivide(_ value: Int64, _ divisor: Int64) -> (quotient: Int64, remainder: Int64) {
-        var quotient = value / divisor
-        var remainder = value % divisor
-        if remainder < 0 {
-            quotient -= 1
-            remainder += divisor
-        }
-        return (quotient, remainder)
-    }
 }

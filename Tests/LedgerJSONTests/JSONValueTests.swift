@@ -1,4 +1,4 @@
-import PurchaseLedger
+import LedgerJSON
 import Testing
 
 @Suite("JSONValue and JSONObject")

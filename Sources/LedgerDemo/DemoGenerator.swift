@@ -1,3 +1,6 @@
+import LedgerJSON
+import PurchaseLedger
+
 /// Realistic ledger traffic from a fixed seed: users on both stores buying consumables and both
 /// kinds of subscription, renewals (some delivered before their first purchase), consumes,
 /// refunds (some after the goods were handed out), auto-renew cancels, restores of payments
