@@ -14,8 +14,7 @@ extension Analytics {
         @Option(help: "The instant: ISO-8601 with a zone, e.g. 2026-01-15T00:00:00Z (default: now).")
         var at: Instant?
 
-        @Option(name: .customLong("store"), help: "Only this store (AS or GG); repeat for several.")
-        var stores: [StoreCode] = []
+        @OptionGroup var stores: StoreFilterOptions
 
         @Flag(help: "Count sandbox payments too.")
         var includeSandbox = false
@@ -27,7 +26,7 @@ extension Analytics {
             let instant = at?.date ?? Date()
             let connection = try database.connect()
             defer { connection.close() }
-            let rows = try connection.backlog(at: instant, stores: Set(stores), includeSandbox: includeSandbox)
+            let rows = try connection.backlog(at: instant, stores: stores.set, includeSandbox: includeSandbox)
             let header = ["storeCode", "productId", "unconsumed", "oldestPurchaseTime", "medianAge", "p95Age"]
             output.print(AnalyticsReport(rows), empty: "no unconsumed payments at \(instant.ledgerText)",
                          tableHeader: header) { cells in

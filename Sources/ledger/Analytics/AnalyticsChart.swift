@@ -78,8 +78,3 @@ enum AnalyticsChart {
         }
     }
 }
-
-/// The chart file could not be written.
-struct ChartError: Error, CustomStringConvertible {
-    var description: String
-}
