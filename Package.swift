@@ -13,6 +13,8 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        // Logger: what an operator must see (retries, reconnects, the rebuild's swap attempts).
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         // Deque: the pool's FIFO of waiting callers.
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
         // SHA-256, P-256 ECDSA (Crypto); X.509 parsing and chain policy (X509); DER and PEM (SwiftASN1).
@@ -49,6 +51,7 @@ let package = Package(
             name: "PurchaseLedger",
             dependencies: [
                 "Postgres", "LedgerJSON",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -63,6 +66,7 @@ let package = Package(
             dependencies: [
                 "PurchaseLedger", "LedgerJSON", "LedgerDemo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // Test helpers: a fresh migrated database per test, fixtures. Used by tests only.
@@ -70,6 +74,7 @@ let package = Package(
             name: "LedgerTestSupport",
             dependencies: [
                 "PurchaseLedger", "Postgres", "LedgerJSON",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -87,7 +92,8 @@ let package = Package(
         .testTarget(name: "PostgresTests", dependencies: ["Postgres"]),
         .testTarget(name: "LedgerJSONTests", dependencies: ["LedgerJSON"]),
         // Fixtures/LegacySchema: the first releases' migrations, as released, for the adoption tests.
-        .testTarget(name: "PurchaseLedgerTests", dependencies: ["PurchaseLedger", "Postgres", "LedgerJSON", "LedgerDemo", "LedgerTestSupport"],
+        .testTarget(name: "PurchaseLedgerTests", dependencies: ["PurchaseLedger", "Postgres", "LedgerJSON", "LedgerDemo", "LedgerTestSupport",
+                                                                .product(name: "Logging", package: "swift-log")],
                     exclude: ["Fixtures"]),
         // Runs the built `ledger` executable as operators and scenarios do.
         .testTarget(name: "LedgerCLITests", dependencies: ["ledger", "PurchaseLedger", "Postgres", "LedgerDemo", "LedgerTestSupport"]),

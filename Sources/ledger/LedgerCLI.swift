@@ -17,6 +17,11 @@ struct LedgerCLI: AsyncParsableCommand {
     /// one-line reason on standard error (CONTRACT.md §2.6).
     static func main() async {
         do {
+            try LedgerLog.bootstrap()
+        } catch {
+            Terminal.fail("ledger: \(error)")
+        }
+        do {
             var command = try parseAsRoot()
             if var command = command as? AsyncParsableCommand {
                 try await command.run()

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Postgres
 
 extension ProjectionRebuilder {
@@ -26,6 +27,8 @@ extension ProjectionRebuilder {
                 guard Date() < deadline else {
                     throw RebuildError.swapLocksUnavailable(seconds: Int(swapDeadline), attempts: attempt)
                 }
+                logger.notice("rebuild: the swap could not take its locks in time; catching up and trying again",
+                              metadata: ["attempt": "\(attempt)", "error": "\(error)"])
                 let pass = try catchUp(after: seen)
                 seen = pass.snapshot
                 summary.caughtUp += pass.applied

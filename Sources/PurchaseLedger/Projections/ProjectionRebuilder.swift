@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Postgres
 
 /// Rebuilds the projections from the event log without stopping appends or queries.
@@ -28,6 +29,8 @@ public struct ProjectionRebuilder {
     public var batchSize: Int
     /// How long the swap may keep trying to take its locks before giving up.
     public var swapDeadline: TimeInterval = 60
+    /// Where the swap's attempts that could not take their locks are logged (silent by default).
+    public var logger: Logger = .silent
     let connection: Connection
 
     /// - Parameters:

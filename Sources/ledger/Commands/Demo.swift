@@ -43,7 +43,7 @@ struct Demo: ParsableCommand {
         var source = GeneratedLines(DemoGenerator(seed: seed, users: users))
         var progress = Progress(label: "ingesting demo data", total: nil, unit: "lines")
         var rejected: [String: Int] = [:]
-        var ingestor = Ingestor { connection }
+        var ingestor = Ingestor(logger: LedgerLog.logger) { connection }
         let summary = try ingestor.run(&source, report: { result in
             if let error = result.outcome.error { rejected[error.code.rawValue, default: 0] += 1 }
             progress.advance()

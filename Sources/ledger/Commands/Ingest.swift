@@ -29,7 +29,7 @@ struct Ingest: ParsableCommand {
         let first = try database.connect()
         var handed = false
         let database = self.database
-        var ingestor = Ingestor(batchSize: batchSize, stores: configuration) {
+        var ingestor = Ingestor(batchSize: batchSize, stores: configuration, logger: LedgerLog.logger) {
             if !handed { handed = true; return first }
             return try database.connect()
         }

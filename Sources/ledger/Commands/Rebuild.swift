@@ -29,6 +29,7 @@ struct Rebuild: ParsableCommand {
         var rebuilder = ProjectionRebuilder(connection: connection, projections: try replay.projections,
                                             batchSize: replay.batchSize)
         rebuilder.swapDeadline = TimeInterval(swapTimeout)
+        rebuilder.logger = LedgerLog.logger
         var display = ReplayDisplay(enabled: !replay.quiet, verb: "rebuild")
         let summary: RebuildSummary
         do {
