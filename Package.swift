@@ -8,11 +8,16 @@ let package = Package(
         .library(name: "PurchaseLedger", targets: ["PurchaseLedger"]),
         .library(name: "Postgres", targets: ["Postgres"]),
         .library(name: "LedgerServer", targets: ["LedgerServer"]),
+        .library(name: "LedgerJSON", targets: ["LedgerJSON"]),
         .executable(name: "ledger", targets: ["ledger"]),
         .executable(name: "ledger-bench", targets: ["ledger-bench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        // Logger: what an operator must see (retries, reconnects, the rebuild's swap attempts).
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        // Deque: the pool's FIFO of waiting callers.
+        .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
         // SHA-256, P-256 ECDSA (Crypto); X.509 parsing and chain policy (X509); DER and PEM (SwiftASN1).
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
         .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
@@ -22,7 +27,6 @@ let package = Package(
         // `ledger serve`: the HTTP server, its lifecycle, logs and Prometheus metrics.
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
-        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
@@ -36,8 +40,11 @@ let package = Package(
         // The libpq wrapper: connections, pool, bound queries, rows, errors, pipeline, COPY.
         .target(
             name: "Postgres",
-            dependencies: ["CLibPQ"]
+            dependencies: ["CLibPQ", .product(name: "DequeModule", package: "swift-collections")]
         ),
+        // Strict RFC 8259 JSON: a parser that keeps numbers as written (exact decimals), U+0000 and
+        // nesting limits, and a streaming writer. No dependencies; nothing ledger-specific.
+        .target(name: "LedgerJSON"),
         // Turns files into Swift source at build time, so the binary carries them: Schema/
         // (migrations and definitions) for the library, the OpenAPI document for the server.
         .executableTarget(name: "EmbedFiles", path: "Sources/EmbedFiles"),
@@ -55,7 +62,8 @@ let package = Package(
         .target(
             name: "PurchaseLedger",
             dependencies: [
-                "Postgres",
+                "Postgres", "LedgerJSON",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -67,7 +75,7 @@ let package = Package(
         .target(
             name: "LedgerServer",
             dependencies: [
-                "PurchaseLedger", "Postgres",
+                "PurchaseLedger", "Postgres", "LedgerJSON",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -80,11 +88,13 @@ let package = Package(
             exclude: ["openapi.json"],
             plugins: ["OpenAPIPlugin"]
         ),
+        // Realistic ledger traffic from a fixed seed, for `ledger demo`, the benchmark and tests.
+        .target(name: "LedgerDemo", dependencies: ["PurchaseLedger", "LedgerJSON"]),
         // The command: argument parsing and output formatting only.
         .executableTarget(
             name: "ledger",
             dependencies: [
-                "PurchaseLedger", "LedgerServer",
+                "PurchaseLedger", "LedgerJSON", "LedgerDemo", "LedgerServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -93,7 +103,8 @@ let package = Package(
         .target(
             name: "LedgerTestSupport",
             dependencies: [
-                "PurchaseLedger", "Postgres",
+                "PurchaseLedger", "Postgres", "LedgerJSON",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -104,19 +115,21 @@ let package = Package(
         .executableTarget(
             name: "ledger-bench",
             dependencies: [
-                "PurchaseLedger", "Postgres",
+                "PurchaseLedger", "Postgres", "LedgerJSON", "LedgerDemo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres"]),
+        .testTarget(name: "LedgerJSONTests", dependencies: ["LedgerJSON"]),
         // Fixtures/LegacySchema: the first releases' migrations, as released, for the adoption tests.
-        .testTarget(name: "PurchaseLedgerTests", dependencies: ["PurchaseLedger", "Postgres", "LedgerTestSupport"],
+        .testTarget(name: "PurchaseLedgerTests", dependencies: ["PurchaseLedger", "Postgres", "LedgerJSON", "LedgerDemo", "LedgerTestSupport",
+                                                                .product(name: "Logging", package: "swift-log")],
                     exclude: ["Fixtures"]),
         // Runs the built `ledger` executable as operators and scenarios do.
-        .testTarget(name: "LedgerCLITests", dependencies: ["ledger", "PurchaseLedger", "Postgres", "LedgerTestSupport"]),
+        .testTarget(name: "LedgerCLITests", dependencies: ["ledger", "PurchaseLedger", "Postgres", "LedgerDemo", "LedgerTestSupport"]),
         // `ledger serve` over real loopback HTTP against a real database.
         .testTarget(name: "LedgerServerTests", dependencies: [
-            "ledger", "LedgerServer", "PurchaseLedger", "Postgres", "LedgerTestSupport",
+            "ledger", "LedgerServer", "PurchaseLedger", "Postgres", "LedgerJSON", "LedgerTestSupport",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "Logging", package: "swift-log"),
@@ -124,6 +137,6 @@ let package = Package(
             .product(name: "_CryptoExtras", package: "swift-crypto"),
         ]),
         // Races, crashes, hostile input, least privilege and secrets, each proven by a test.
-        .testTarget(name: "ReliabilityTests", dependencies: ["ledger", "PurchaseLedger", "Postgres", "LedgerTestSupport"]),
+        .testTarget(name: "ReliabilityTests", dependencies: ["ledger", "PurchaseLedger", "Postgres", "LedgerJSON", "LedgerDemo", "LedgerTestSupport"]),
     ]
 )

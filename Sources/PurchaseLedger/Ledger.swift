@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Postgres
 
 /// The purchase ledger, for a backend service: one call per contract command and per query,
@@ -17,16 +18,23 @@ public final class Ledger: Sendable {
     /// The connections behind it.
     public let pool: ConnectionPool
 
+    /// Which store notifications are accepted (CONTRACT.md §5.1).
+    public let stores: StoreConfiguration
+    /// Where the ledger tells what an operator must see: commands run again after a deadlock,
+    /// a serialization failure or a lost connection.
+    let logger: Logger
+
     /// - Parameters:
     ///   - databaseURL: a `postgresql://` URL or `key=value` conninfo; nil uses `DATABASE_URL`,
     ///     then libpq's own `PG*` variables.
     ///   - poolSize: how many connections at most.
-    /// Which store notifications are accepted (CONTRACT.md §5.1).
-    public let stores: StoreConfiguration
-
-    public init(databaseURL: String? = nil, poolSize: Int = 8, stores: StoreConfiguration = .none) {
+    ///   - stores: which store notifications are accepted.
+    ///   - logger: where retries are logged; nil logs nothing.
+    public init(databaseURL: String? = nil, poolSize: Int = 8, stores: StoreConfiguration = .none,
+                logger: Logger? = nil) {
         pool = ConnectionPool(configuration: Ledger.configuration(databaseURL), size: poolSize)
         self.stores = stores
+        self.logger = logger ?? .silent
     }
 
     /// The connection settings for a URL given on the command line or in code, else `DATABASE_URL`,
@@ -67,6 +75,7 @@ public final class Ledger: Sendable {
                       CommandRetry.mayRetry(failed.error, lost: failed.lost, idempotent: command.isIdempotent) else {
                     throw failed.error
                 }
+                CommandRetry.logRetry(logger, after: failed.error, lost: failed.lost, attempt: attempt, commands: 1)
                 if failed.lost { try await Task.sleep(for: .seconds(CommandRetry.pause(afterLostConnection: attempt))) }
             }
         }

@@ -1,3 +1,4 @@
+import LedgerDemo
 import ArgumentParser
 import Foundation
 import Postgres
@@ -36,6 +37,9 @@ struct LedgerBench: AsyncParsableCommand {
     @Flag(help: "Print JSON instead of a table.")
     var json = false
 
+    @Flag(help: "Measure only the HTTP figures (ledger serve against the library).")
+    var httpOnly = false
+
     @Flag(help: "Keep the scratch database.")
     var keep = false
 
@@ -54,6 +58,11 @@ struct LedgerBench: AsyncParsableCommand {
         let baselines = Baselines(conninfo: conninfo, pgbench: pgbench)
         let paths = LedgerPaths(conninfo: conninfo)
 
+        if httpOnly {
+            let figures = try await httpFigures(paths: paths, conninfo: conninfo)
+            print(json ? Report.json(figures, events: 0) : Report.table(figures, events: 0, runs: runs))
+            return
+        }
         for c in [1, clients] {
             step("single-row INSERT baseline and library record, \(c) client(s)")
             var base: [Double] = [], mine: [Double] = []

@@ -1,3 +1,4 @@
+import LedgerDemo
 import Foundation
 import Postgres
 import PurchaseLedger

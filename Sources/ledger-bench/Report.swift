@@ -1,5 +1,6 @@
 import Foundation
 import PurchaseLedger
+import LedgerJSON
 
 /// The benchmark's table for people and JSON for programs.
 enum Report {

@@ -3,6 +3,7 @@ import Foundation
 import PurchaseLedger
 import SwiftASN1
 import X509
+import LedgerJSON
 
 /// A certificate chain shaped like Apple's, made at test time, that signs App Store Server
 /// Notifications V2 for tests: a root, an intermediate carrying Apple's OID

@@ -26,6 +26,18 @@ struct SQLInterpolationTests {
         #expect(SQL(unsafeSQL: "SELECT 1").text == "SELECT 1")
     }
 
+    @Test func fragmentsAreEmbeddedWithTheirPlaceholdersRenumbered() {
+        let names: [SQL] = ["\(identifier: "a")", "\(identifier: "b\"c")"]
+        let condition: SQL = "x = \(1) AND y = \("two")"
+        let sql: SQL = "SELECT \(0) FROM \(names.joined(separator: ", ")) WHERE \(condition) AND z = \(true)"
+        #expect(sql.text == #"SELECT $1 FROM "a", "b""c" WHERE x = $2 AND y = $3 AND z = $4"#)
+        #expect(sql.bindings == [.text("0"), .text("1"), .text("two"), .text("t")])
+        let twice: SQL = "\(sql) UNION \(sql)"
+        #expect(twice.text.hasSuffix("UNION SELECT $5 FROM \"a\", \"b\"\"c\" WHERE x = $6 AND y = $7 AND z = $8"))
+        #expect(twice.bindings.count == 8)
+        #expect(([] as [SQL]).joined(separator: ", ").text == "")
+    }
+
     @Test func bytesBindInBinaryFormat() {
         let bytes: [UInt8] = [0, 1, 255]
         let sql: SQL = "SELECT \(bytes)"

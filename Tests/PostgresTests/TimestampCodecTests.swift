@@ -18,6 +18,12 @@ struct TimestampCodecTests {
         #expect(try Date(timeIntervalSince1970: seconds).postgresValue() == .text(expected))
     }
 
+    @Test("text that is no timestamp PostgreSQL prints is refused",
+          arguments: ["infinity", "-infinity", "2026-01-01 00:00:00Z", "2026-01-01 00:00:00+0530", "", "2026-1-01"])
+    func notATimestamp(text: String) {
+        #expect(PostgresTimestamp.microseconds(parsing: text) == nil)
+    }
+
     @Test func nonFiniteDateIsAnEncodingError() {
         #expect(throws: PostgresError.self) { try Date(timeIntervalSinceReferenceDate: .nan).postgresValue() }
     }

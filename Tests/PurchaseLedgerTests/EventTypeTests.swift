@@ -1,3 +1,4 @@
+import LedgerDemo
 import Foundation
 import LedgerTestSupport
 import Postgres

@@ -31,7 +31,8 @@ struct LibraryRetryTests {
             try holder.executeScript(unsafeSQL: "SET deadlock_timeout = '60s'; BEGIN")
             try holder.query("SELECT pg_advisory_xact_lock(hashtextextended('payment:P-2', 0))")
 
-            let ledger = Ledger(databaseURL: db.conninfo + Self.ledgerTimeout, poolSize: 2)
+            let log = LogCapture()
+            let ledger = Ledger(databaseURL: db.conninfo + Self.ledgerTimeout, poolSize: 2, logger: log.logger())
             let restore = Task {
                 try await ledger.restore(userId: "u1", storeCode: .appStore,
                                          purchases: [Fixture.consumable("P-1"), Fixture.consumable("P-2")])
@@ -50,6 +51,8 @@ struct LibraryRetryTests {
             let result = try await restore.value
             await ledger.close()
             #expect(result.recorded == ["P-1", "P-2"])
+            #expect(log.records.contains { $0.level == .notice && $0.message == "running the commands again after a deadlock" },
+                    "\(log.records.map(\.message))")
             try await waitUntil("the server counts the deadlock") { try deadlocks(watcher) > deadlocksBefore }
             try db.withConnection { c throws in
                 #expect(try c.count("SELECT count(*) FROM ledger.payments") == 2)

@@ -1,7 +1,9 @@
+import LedgerDemo
 import Foundation
 import LedgerTestSupport
 import Postgres
 import PurchaseLedger
+import LedgerJSON
 
 /// Data and fingerprints for the rebuild, verify and catch-up tests.
 enum RebuildFixtures {

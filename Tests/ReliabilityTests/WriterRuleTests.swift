@@ -3,6 +3,7 @@ import LedgerTestSupport
 import Postgres
 import PurchaseLedger
 import Testing
+import LedgerJSON
 
 /// The two rule fixes of issue #14 as a direct `ledger_writer` call sees them
 /// (`Schema/definitions/commands/payment_invalid_field.sql`).

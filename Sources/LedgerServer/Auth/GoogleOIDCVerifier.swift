@@ -1,3 +1,4 @@
+import LedgerJSON
 import _CryptoExtras
 import Crypto
 import Foundation

@@ -1,3 +1,4 @@
+import LedgerJSON
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -21,7 +22,7 @@ extension CommandOutcome {
         if let originalTransactionId { w.field("originalTransactionId", originalTransactionId) }
         if let notificationId { w.field("notificationId", notificationId) }
         if let consumedAt, status == .alreadyConsumed || status == .consumed {
-            w.field("consumedAt", consumedAt.ledgerText)
+            w.field("consumedAt", Timestamp(clamping: consumedAt).iso8601Milliseconds)
         }
         if let recorded { w.key("recorded"); w.strings(recorded) }
         if let payments { w.key("payments"); w.strings(payments) }

@@ -1,3 +1,4 @@
+import LedgerJSON
 import Foundation
 import Hummingbird
 import Postgres

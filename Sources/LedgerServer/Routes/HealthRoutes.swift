@@ -1,3 +1,4 @@
+import LedgerJSON
 import Hummingbird
 import Postgres
 import PurchaseLedger

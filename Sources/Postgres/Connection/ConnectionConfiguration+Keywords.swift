@@ -7,19 +7,10 @@ extension ConnectionConfiguration {
     public func keywordConninfo() throws -> String {
         var pairs: [(String, String)] = []
         if !conninfo.isEmpty {
-            var message: UnsafeMutablePointer<CChar>?
-            guard let options = PQconninfoParse(conninfo, &message) else {
-                if let message { PQfreemem(message) }
+            guard let options = Self.options(of: conninfo) else {
                 throw PostgresError(kind: .connection, message: "the connection string is not valid")
             }
-            defer { PQconninfoFree(options) }
-            var option = options
-            while let keyword = option.pointee.keyword {
-                if let value = option.pointee.val {
-                    pairs.append((String(cString: keyword), String(cString: value)))
-                }
-                option += 1
-            }
+            pairs = options.map { ($0.keyword, $0.value) }
         }
         if let database {
             pairs.removeAll { $0.0 == "dbname" }
@@ -29,5 +20,25 @@ extension ConnectionConfiguration {
             let escaped = value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'")
             return "\(key)='\(escaped)'"
         }.joined(separator: " ")
+    }
+
+    /// The keywords a conninfo or URL sets, with their values, in libpq's order (`PQconninfoParse`,
+    /// `PQconninfoFree`); nil when libpq cannot parse it. Holds the password when there is one.
+    static func options(of conninfo: String) -> [(keyword: String, value: String)]? {
+        var message: UnsafeMutablePointer<CChar>?
+        guard let options = PQconninfoParse(conninfo, &message) else {
+            if let message { PQfreemem(message) }
+            return nil
+        }
+        defer { PQconninfoFree(options) }
+        var found: [(keyword: String, value: String)] = []
+        var option = options
+        while let keyword = option.pointee.keyword {
+            if let value = option.pointee.val {
+                found.append((String(cString: keyword), String(cString: value)))
+            }
+            option += 1
+        }
+        return found
     }
 }

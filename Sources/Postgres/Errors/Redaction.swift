@@ -1,4 +1,3 @@
-import CLibPQ
 import Foundation
 
 /// Keeps secrets and values out of error descriptions.
@@ -38,20 +37,8 @@ enum Redaction {
     /// The password values a conninfo holds (`PQconninfoParse`), both as decoded and as written in a URL;
     /// nil when libpq cannot parse the conninfo.
     static func passwords(in conninfo: String) -> [String]? {
-        var errorMessage: UnsafeMutablePointer<CChar>?
-        guard let options = PQconninfoParse(conninfo, &errorMessage) else {
-            if let errorMessage { PQfreemem(errorMessage) }
-            return nil
-        }
-        defer { PQconninfoFree(options) }
-        var found: [String] = []
-        var option = options
-        while let keyword = option.pointee.keyword {
-            if String(cString: keyword) == "password", let value = option.pointee.val {
-                found.append(String(cString: value))
-            }
-            option += 1
-        }
+        guard let options = ConnectionConfiguration.options(of: conninfo) else { return nil }
+        var found = options.filter { $0.keyword == "password" }.map(\.value)
         if let match = conninfo.firstMatch(of: #/://[^:/@\s]*:([^@\s]*)@/#) {
             found.append(String(match.output.1))
         }

@@ -1,3 +1,4 @@
+import DequeModule
 import Synchronization
 
 /// At most `size` connections shared by concurrent tasks.
@@ -15,7 +16,8 @@ public final class ConnectionPool: Sendable {
         var idle: [PooledConnection] = []
         /// Connections open or being opened, idle or checked out.
         var open = 0
-        var waiters: [Waiter] = []
+        /// Callers waiting for a connection, first come first served.
+        var waiters: Deque<Waiter> = []
         var nextWaiterID = 0
         var isClosed = false
     }

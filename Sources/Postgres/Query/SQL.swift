@@ -5,7 +5,9 @@
 /// // sql.text == "SELECT id FROM purchases WHERE user_id = $1 AND token = $2"
 /// ```
 /// Raw text enters only through the loud doors `SQL(unsafeSQL:)` and `\(unsafeSQL:)`; names through
-/// `\(identifier:)`. A value that fails to encode is remembered and thrown when the statement runs.
+/// `\(identifier:)`; another `SQL` value (a fragment, such as a list from `joined(separator:)`)
+/// through `\(fragment)`, its placeholders renumbered. A value that fails to encode is remembered
+/// and thrown when the statement runs.
 public struct SQL: Sendable, ExpressibleByStringInterpolation, CustomStringConvertible {
     /// The statement text with `$1`, `$2`, … placeholders (the `command` of `PQexecParams`).
     public private(set) var text: String
@@ -13,6 +15,9 @@ public struct SQL: Sendable, ExpressibleByStringInterpolation, CustomStringConve
     public private(set) var bindings: [PostgresValue]
     /// The first interpolated value that could not be encoded; thrown at execution.
     private(set) var encodingError: PostgresError?
+    /// Where each placeholder `$n` starts in `text` (UTF-8 offsets), in order, so that the
+    /// statement can be embedded in another with its placeholders renumbered.
+    private(set) var placeholderOffsets: [Int] = []
 
     /// Constant SQL text, used as is. Never build this text from input: interpolate values instead.
     public init(unsafeSQL: String) {
@@ -30,6 +35,7 @@ public struct SQL: Sendable, ExpressibleByStringInterpolation, CustomStringConve
         self.text = stringInterpolation.text
         self.bindings = stringInterpolation.bindings
         self.encodingError = stringInterpolation.encodingError
+        self.placeholderOffsets = stringInterpolation.placeholderOffsets
     }
 
     /// The statement text only; bound values are never shown.
@@ -40,6 +46,7 @@ public struct SQL: Sendable, ExpressibleByStringInterpolation, CustomStringConve
         var text = ""
         var bindings: [PostgresValue] = []
         var encodingError: PostgresError?
+        var placeholderOffsets: [Int] = []
 
         /// Reserves room for the text.
         public init(literalCapacity: Int, interpolationCount: Int) {
@@ -72,6 +79,23 @@ public struct SQL: Sendable, ExpressibleByStringInterpolation, CustomStringConve
             text += "\"" + identifier.replacing("\"", with: "\"\"") + "\""
         }
 
+        /// Appends another statement's text, its bound values bound after the ones so far (its
+        /// placeholders renumbered): `"LOCK TABLE \(tables.joined(separator: ", "))"`.
+        public mutating func appendInterpolation(_ fragment: SQL) {
+            if let error = fragment.encodingError { record(error) }
+            let utf8 = fragment.text.utf8
+            var copied = utf8.startIndex
+            for (index, offset) in fragment.placeholderOffsets.enumerated() {
+                let start = utf8.index(utf8.startIndex, offsetBy: offset)
+                text += fragment.text[copied..<start]
+                placeholderOffsets.append(text.utf8.count)
+                text += "$\(bindings.count + index + 1)"
+                copied = utf8.index(start, offsetBy: "$\(index + 1)".utf8.count)
+            }
+            text += fragment.text[copied...]
+            bindings += fragment.bindings
+        }
+
         private mutating func bind(_ value: some PostgresEncodable) {
             do {
                 bindings.append(try value.postgresValue())
@@ -81,11 +105,25 @@ public struct SQL: Sendable, ExpressibleByStringInterpolation, CustomStringConve
                     error as? PostgresError
                         ?? .encoding("a \(type(of: value)) parameter could not be encoded (\(type(of: error)))"))
             }
+            placeholderOffsets.append(text.utf8.count)
             text += "$\(bindings.count)"
         }
 
         private mutating func record(_ error: PostgresError) {
             if encodingError == nil { encodingError = error }
         }
+    }
+}
+
+extension Sequence<SQL> {
+    /// The fragments one after another, `separator` (constant SQL text such as `", "` or
+    /// `" AND "`) between them; bound values keep their order.
+    public func joined(separator: String) -> SQL {
+        var joined = SQL.StringInterpolation(literalCapacity: 0, interpolationCount: 0)
+        for (index, fragment) in enumerated() {
+            if index > 0 { joined.appendLiteral(separator) }
+            joined.appendInterpolation(fragment)
+        }
+        return SQL(stringInterpolation: joined)
     }
 }

@@ -28,9 +28,4 @@ public struct AnalyticsQuery: Sendable, Hashable {
         self.stores = stores
         self.includeSandbox = includeSandbox
     }
-
-    /// The store codes to keep, comma-separated, for `string_to_array` in SQL.
-    var storeList: String {
-        (stores.isEmpty ? StoreCode.allCases : stores.sorted()).map(\.rawValue).joined(separator: ",")
-    }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Postgres
+import LedgerJSON
 
 /// One cell of an analytics report, typed so each output format can print it right.
 public enum AnalyticsValue: Sendable, Hashable {
@@ -18,7 +19,7 @@ public enum AnalyticsValue: Sendable, Hashable {
         case .text(let text): text
         case .count(let count): String(count)
         case .decimal(let number): number.text
-        case .time(let date): date?.ledgerText ?? ""
+        case .time(let date): date.map { Timestamp(clamping: $0).iso8601Milliseconds } ?? ""
         }
     }
 }
@@ -72,7 +73,7 @@ public struct AnalyticsReport: Sendable, Hashable {
                 case .count(let count): w.int(count)
                 case .decimal(let number): w.string(number.text)
                 case .time(let date):
-                    if let date { w.string(date.ledgerText) } else { w.null() }
+                    if let date { w.string(Timestamp(clamping: date).iso8601Milliseconds) } else { w.null() }
                 }
             }
             w.endObject()

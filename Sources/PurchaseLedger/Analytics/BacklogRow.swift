@@ -41,13 +41,12 @@ public struct BacklogRow: AnalyticsRow, Hashable {
 extension Connection {
     /// The unconsumed backlog at `at`, per store and product, ordered by store then product.
     public func backlog(at: Date, stores: Set<StoreCode> = [], includeSandbox: Bool = false) throws -> [BacklogRow] {
-        let storeList = (stores.isEmpty ? StoreCode.allCases : stores.sorted()).map(\.rawValue).joined(separator: ",")
         let rows = try query("""
             SELECT store_code, product_id, unconsumed, oldest_purchase_time,
                    floor(extract(epoch FROM median_age))::bigint AS median_age,
                    floor(extract(epoch FROM p95_age))::bigint AS p95_age
               FROM analytics.backlog(\(at)::timestamptz, \(includeSandbox))
-             WHERE store_code = ANY(string_to_array(\(storeList), ','))
+             WHERE store_code = ANY(string_to_array(\(stores.storeList), ','))
              ORDER BY 1, 2
             """)
         return try rows.map { row in

@@ -1,3 +1,5 @@
+import Postgres
+
 /// A calendar day, `YYYY-MM-DD` (proleptic Gregorian), as analytics takes its ranges: a day
 /// stands for its first instant in UTC.
 public struct CalendarDay: Sendable, Hashable, Comparable, CustomStringConvertible {
@@ -14,7 +16,7 @@ public struct CalendarDay: Sendable, Hashable, Comparable, CustomStringConvertib
         guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
               parts.allSatisfy({ $0.allSatisfy { $0.isASCII && $0.isNumber } }),
               let year = Int(parts[0]), let month = Int(parts[1]), let day = Int(parts[2]),
-              year >= 1, (1...12).contains(month), day >= 1, day <= CalendarDay.days(inMonth: month, year: year)
+              year >= 1, (1...12).contains(month), day >= 1, Int64(day) <= CivilDate.daysInMonth(Int64(month), year: Int64(year))
         else { return nil }
         (self.year, self.month, self.day) = (year, month, day)
     }
@@ -31,13 +33,5 @@ public struct CalendarDay: Sendable, Hashable, Comparable, CustomStringConvertib
     /// Earlier days first.
     public static func < (lhs: CalendarDay, rhs: CalendarDay) -> Bool {
         (lhs.year, lhs.month, lhs.day) < (rhs.year, rhs.month, rhs.day)
-    }
-
-    static func days(inMonth month: Int, year: Int) -> Int {
-        switch month {
-        case 2: year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28
-        case 4, 6, 9, 11: 30
-        default: 31
-        }
     }
 }

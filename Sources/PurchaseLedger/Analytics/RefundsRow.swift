@@ -50,7 +50,7 @@ extension Connection {
                    sum(refunds_after_consume)::bigint AS refunds_after_consume,
                    sum(amount_after_consume) AS amount_after_consume
               FROM analytics.refunds(\(q.from.description)::date, \(q.to.description)::date, \(q.by.rawValue), \(q.includeSandbox))
-             WHERE store_code = ANY(string_to_array(\(q.storeList), ','))
+             WHERE store_code = ANY(string_to_array(\(q.stores.storeList), ','))
              GROUP BY 1, 2, 3
              ORDER BY 1, 2, 3
             """)

@@ -1,3 +1,4 @@
+import Logging
 import Postgres
 
 /// When a command (or a batch of them) may run again after an error: the one rule that
@@ -29,5 +30,26 @@ enum CommandRetry {
     /// restarting); after a transient error the other transaction is gone: no wait.
     static func pause(afterLostConnection attempt: Int) -> Double {
         min(2, 0.1 * Double(attempt))
+    }
+
+    /// Tells the operator that the commands run again (never their values: an error's
+    /// description holds no bound value). A lost connection is a warning: the server went away
+    /// and the next attempt reconnects. A deadlock or a serialization failure is a notice.
+    static func logRetry(_ logger: Logger, after error: PostgresError, lost: Bool, attempt: Int, commands: Int) {
+        let metadata: Logger.Metadata = [
+            "attempt": "\(attempt + 1)", "commands": "\(commands)", "error": "\(error)",
+        ]
+        if lost {
+            logger.warning("the connection to PostgreSQL was lost: reconnecting to run the commands again", metadata: metadata)
+        } else {
+            logger.notice("running the commands again after \(reason(error))", metadata: metadata)
+        }
+    }
+
+    private static func reason(_ error: PostgresError) -> String {
+        if error.sqlState == .deadlockDetected { return "a deadlock" }
+        if error.sqlState == .serializationFailure { return "a serialization failure" }
+        if error.isStalePreparedStatement { return "a schema change under a prepared statement" }
+        return "a lost connection"
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import LedgerJSON
 
 /// Reads the fields of one JSON command, under their contract names or the SDKs' aliases, and
 /// turns every problem into a `LedgerError` that names the field.

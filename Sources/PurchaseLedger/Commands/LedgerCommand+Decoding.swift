@@ -1,4 +1,5 @@
 import Foundation
+import LedgerJSON
 
 extension LedgerCommand {
     /// Limits from CONTRACT.md §2.1.

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Postgres
+import LedgerJSON
 
 extension LedgerCommand {
     /// The one statement that runs the command in the database (Schema/definitions/commands).
@@ -104,14 +105,5 @@ extension Payment {
         if let productSeq { writer.rawNumber(String(productSeq)) } else { writer.null() }
         writer.field("purchaseTokenSha256", SHA256.lowercaseHex(of: Array(purchaseToken.utf8)))
         writer.endObject()
-    }
-}
-
-extension Timestamp {
-    /// `2026-01-01T00:00:00.000000Z`: ISO-8601 in UTC with microseconds.
-    var iso8601Microseconds: String {
-        var text = postgresText  // 2026-01-01 00:00:00.000000+00
-        if text.hasSuffix("+00") { text.removeLast(3) }
-        return text.replacingOccurrences(of: " ", with: "T") + "Z"
     }
 }

@@ -1,5 +1,7 @@
 import Foundation
+import Logging
 import Postgres
+import LedgerJSON
 
 /// Runs NDJSON command lines against the ledger (CONTRACT.md §2) and reports one result per
 /// line, in order. Lines are decoded and validated here; the commands of up to `batchSize`
@@ -25,16 +27,21 @@ public struct Ingestor {
     public var stores: StoreConfiguration
     /// How often a batch that lost a deadlock or a serialization race is tried again.
     public var maxRetries = 20
+    /// Where retries, reconnects and split batches are logged.
+    public var logger: Logger
     private let connect: () throws -> Connection
     private var connection: Connection?
 
     /// - Parameters:
     ///   - batchSize: lines per transaction (at least 1).
     ///   - stores: which store notifications are accepted.
+    ///   - logger: where retries are logged; nil logs nothing.
     ///   - connect: opens a connection; called again after a connection was lost.
-    public init(batchSize: Int = 200, stores: StoreConfiguration = .none, connect: @escaping () throws -> Connection) {
+    public init(batchSize: Int = 200, stores: StoreConfiguration = .none, logger: Logger? = nil,
+                connect: @escaping () throws -> Connection) {
         self.batchSize = max(1, batchSize)
         self.stores = stores
+        self.logger = logger ?? .silent
         self.connect = connect
     }
 
@@ -127,6 +134,8 @@ public struct Ingestor {
                 // The server's lock table is full (each line holds a few transaction locks until
                 // its batch commits): nothing was committed; run the batch as two smaller ones.
                 summary.retries += 1
+                logger.notice("the server's lock table is full: running the batch as two smaller ones",
+                              metadata: ["commands": "\(commands.count)"])
                 let half = commands.count / 2
                 return try execute(Array(commands[..<half]), &summary) + execute(Array(commands[half...]), &summary)
             } catch let error as PostgresError {
@@ -140,6 +149,7 @@ public struct Ingestor {
                     throw error
                 }
                 summary.retries += 1
+                CommandRetry.logRetry(logger, after: error, lost: lost, attempt: attempt, commands: commands.count)
                 if lost { Thread.sleep(forTimeInterval: CommandRetry.pause(afterLostConnection: attempt)) }
             }
         }

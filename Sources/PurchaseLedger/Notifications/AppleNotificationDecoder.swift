@@ -1,4 +1,5 @@
 import Foundation
+import LedgerJSON
 
 /// Verifies an App Store Server Notification V2 and says what it does (CONTRACT.md §5.2):
 /// the signed payload and its nested transaction and renewal info are verified first

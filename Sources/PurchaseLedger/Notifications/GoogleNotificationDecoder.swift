@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import LedgerJSON
 
 /// Reads a Google Play real-time developer notification as Pub/Sub pushes it (CONTRACT.md §5.3)
 /// and says what it does. The purchase token is kept only as its SHA-256: the proof stored in

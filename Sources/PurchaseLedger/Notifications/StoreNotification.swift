@@ -1,4 +1,5 @@
 import Foundation
+import LedgerJSON
 
 /// A verified store notification, in the ledger's words: what it does (`effect`) and the facts
 /// the effect needs, plus the store's own text kept as proof. Made by

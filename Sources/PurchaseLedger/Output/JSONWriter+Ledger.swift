@@ -1,20 +1,10 @@
 import Foundation
-
-extension Date {
-    /// `2026-01-01T00:00:00.000Z`: how the ledger prints every time (UTC, milliseconds).
-    ///
-    /// Always a time the ledger accepts back: an instant outside the years 0001 to 9999
-    /// (which only a direct SQL caller could have stored) prints as the nearest end of that
-    /// range, never as a five-digit or negative year.
-    public var ledgerText: String {
-        let range = Timestamp.supportedRange
-        return min(max(Timestamp(self), range.lowerBound), range.upperBound).iso8601Milliseconds
-    }
-}
+import LedgerJSON
 
 extension JSONWriter {
+    /// A time as the ledger prints it (``Timestamp/init(clamping:)``), or null.
     mutating func field(_ key: String, _ date: Date?) {
-        field(key, date?.ledgerText)
+        field(key, date.map { Timestamp(clamping: $0).iso8601Milliseconds })
     }
 
     mutating func stringArray(_ key: String, _ values: [String]) {

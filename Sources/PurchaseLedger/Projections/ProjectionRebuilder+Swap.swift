@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Postgres
 
 extension ProjectionRebuilder {
@@ -26,6 +27,8 @@ extension ProjectionRebuilder {
                 guard Date() < deadline else {
                     throw RebuildError.swapLocksUnavailable(seconds: Int(swapDeadline), attempts: attempt)
                 }
+                logger.notice("rebuild: the swap could not take its locks in time; catching up and trying again",
+                              metadata: ["attempt": "\(attempt)", "error": "\(error)"])
                 let pass = try catchUp(after: seen)
                 seen = pass.snapshot
                 summary.caughtUp += pass.applied
@@ -43,10 +46,11 @@ extension ProjectionRebuilder {
             // The live tables there are: a table new in this build's definitions has no live
             // twin yet (a database adopted from release 0007 lacks the notification tables).
             let live = Set(try c.query("""
-                SELECT t AS name FROM unnest(string_to_array(\(all.map(quoted).joined(separator: ",")), ',')) t
-                 WHERE to_regclass(t) IS NOT NULL
-                """).map { try $0.decode("name", as: String.self) })
-            let tables = all.filter { live.contains(quoted($0)) }
+                SELECT i FROM unnest(string_to_array(\(all.map(\.schema).joined(separator: ",")), ','),
+                                     string_to_array(\(all.map(\.name).joined(separator: ",")), ',')) WITH ORDINALITY AS t(s, n, i)
+                 WHERE to_regclass(format('%I.%I', s, n)) IS NOT NULL
+                """).map { try $0.decode("i", as: Int.self) - 1 })
+            let tables = all.indices.filter(live.contains).map { all[$0] }
             let qualified = tables.map { "\($0.schema).\($0.name)" }
             // Catalog text below (view definitions) comes out schema-qualified.
             try c.execute("SELECT set_config('search_path', 'pg_catalog', true)")
@@ -57,13 +61,14 @@ extension ProjectionRebuilder {
             // Writers touch payments first: once it is held, no new command gets further. Then
             // the dependent views, the other tables, and the log (appends in flight finish first).
             try c.execute("SELECT set_config('lock_timeout', \("\(longWait)ms"), true)")
-            try c.executeScript(unsafeSQL: "LOCK TABLE \(quoted(tables[0])) IN ACCESS EXCLUSIVE MODE")
-            let rest = before.filter { $0.kind == "v" }.map(\.name) + tables.dropFirst().map(quoted)
+            try c.execute("LOCK TABLE \(name(tables[0])) IN ACCESS EXCLUSIVE MODE")
+            // View names come quoted from the catalog (format('%I.%I')).
+            let rest = before.filter { $0.kind == "v" }.map { SQL(unsafeSQL: $0.name) } + tables.dropFirst().map(name)
             // Each of these waits is bounded, and all of them together stay under half of deadlock_timeout.
             let shortWait = max(10, deadlockMilliseconds / (2 * (rest.count + 1)))
             try c.execute("SELECT set_config('lock_timeout', \("\(shortWait)ms"), true)")
             if !rest.isEmpty {
-                try c.executeScript(unsafeSQL: "LOCK TABLE \(rest.joined(separator: ", ")) IN ACCESS EXCLUSIVE MODE")
+                try c.execute("LOCK TABLE \(rest.joined(separator: ", ")) IN ACCESS EXCLUSIVE MODE")
             }
             try c.execute("SELECT set_config('lock_timeout', \("\(longWait)ms"), true)")
             try c.execute("LOCK TABLE ledger.events IN SHARE MODE")
@@ -85,8 +90,8 @@ extension ProjectionRebuilder {
             // Views and SQL-body functions bound the old tables: define them again, by name.
             for object in objects { try c.executeScript(unsafeSQL: object.definition) }
             // RESTRICT: anything still bound to the old tables stops the swap instead of vanishing.
-            let old = tables.map { "\(quotedIdentifier(retired)).\(quotedIdentifier($0.name))" }.joined(separator: ", ")
-            try c.executeScript(unsafeSQL: "DROP TABLE \(old)")
+            let old: [SQL] = tables.map { "\(identifier: retired).\(identifier: $0.name)" }
+            try c.execute("DROP TABLE \(old.joined(separator: ", "))")
             try c.execute("DROP SCHEMA \(identifier: retired)")
             try c.execute("DROP SCHEMA \(identifier: shadow) CASCADE")
             return applied
@@ -172,12 +177,8 @@ extension ProjectionRebuilder {
             """).map { try $0.decode("statement", as: String.self) }
     }
 
-    private func quoted(_ table: (schema: String, name: String)) -> String {
-        "\(quotedIdentifier(table.schema)).\(quotedIdentifier(table.name))"
+    /// `"schema"."name"`.
+    private func name(_ table: (schema: String, name: String)) -> SQL {
+        "\(identifier: table.schema).\(identifier: table.name)"
     }
-}
-
-/// A double-quoted SQL identifier, inner quotes doubled (for statements run as scripts).
-func quotedIdentifier(_ name: String) -> String {
-    "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Postgres
 
 /// Rebuilds the projections from the event log without stopping appends or queries.
@@ -28,6 +29,8 @@ public struct ProjectionRebuilder {
     public var batchSize: Int
     /// How long the swap may keep trying to take its locks before giving up.
     public var swapDeadline: TimeInterval = 60
+    /// Where the swap's attempts that could not take their locks are logged (silent by default).
+    public var logger: Logger = .silent
     let connection: Connection
 
     /// - Parameters:
@@ -57,7 +60,7 @@ public struct ProjectionRebuilder {
         do {
             let replay = ShadowReplay(schema: Self.shadowSchema, batchSize: batchSize)
             let outcome = try connection.repeatableRead { c in
-                try replay.run(on: c, deferIndexes: true, keysKept: keysUsedByReplay, rebuildIndexes: true,
+                try replay.run(on: c, deferIndexes: true, keysKept: projections.keysUsedByReplay, rebuildIndexes: true,
                                unlogged: false, progress: progress)
             }
             let replayed = Date()
@@ -85,11 +88,6 @@ public struct ProjectionRebuilder {
             if !connection.isBroken { _ = try? dropLeftovers() }
             throw error
         }
-    }
-
-    /// The tables whose keys project_range needs while it loads.
-    var keysUsedByReplay: Set<String> {
-        Set(projections.flatMap { $0.tables.filter(\.keyUsedByReplay).map(\.name) })
     }
 
     /// One catch-up pass in a REPEATABLE READ transaction: applies what `seen` did not show and

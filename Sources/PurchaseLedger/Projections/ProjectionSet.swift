@@ -56,3 +56,11 @@ public struct ProjectionTable: Sendable, Hashable {
         self.keyUsedByReplay = keyUsedByReplay
     }
 }
+
+extension Sequence<ProjectionSet> {
+    /// The tables whose keys project_range needs while it loads (``ProjectionTable/keyUsedByReplay``):
+    /// a replay, for a rebuild or a verify, keeps them.
+    var keysUsedByReplay: Set<String> {
+        Set(flatMap { $0.tables.filter(\.keyUsedByReplay).map(\.name) })
+    }
+}

@@ -30,16 +30,15 @@ public struct ProjectionVerifier {
         try connection.executeScript(unsafeSQL: "SET client_min_messages = warning")
         let pid = try connection.query("SELECT pg_backend_pid() AS pid")[0].decode("pid", as: Int.self)
         let shadow = "ledger_verify_\(pid)"
-        let live = projections.flatMap { set in set.tables.map { "\(quotedIdentifier(set.liveSchema)).\(quotedIdentifier($0.name))" } }
+        let live: [SQL] = projections.flatMap { set in set.tables.map { "\(identifier: set.liveSchema).\(identifier: $0.name)" } }
         return try connection.repeatableRead { c in
             // Before the snapshot: hold off a rebuild's swap, which would show this snapshot new
             // tables whose rows it cannot see.
-            try c.executeScript(unsafeSQL: "LOCK TABLE \(live.joined(separator: ", ")) IN ACCESS SHARE MODE")
+            try c.execute("LOCK TABLE \(live.joined(separator: ", ")) IN ACCESS SHARE MODE")
             // Left by this same server process if an earlier verify on it failed half-way.
             try c.execute("DROP SCHEMA IF EXISTS \(identifier: shadow) CASCADE")
             let replay = ShadowReplay(schema: shadow, batchSize: batchSize)
-            let kept = Set(projections.flatMap { $0.tables.filter(\.keyUsedByReplay).map(\.name) })
-            let outcome = try replay.run(on: c, deferIndexes: true, keysKept: kept, rebuildIndexes: false,
+            let outcome = try replay.run(on: c, deferIndexes: true, keysKept: projections.keysUsedByReplay, rebuildIndexes: false,
                                          unlogged: true, progress: progress)
             progress(ReplayProgress(phase: .comparing, eventsDone: outcome.events, eventsTotal: outcome.events))
             var report = VerifyReport(events: outcome.events, lastPosition: outcome.lastPosition)
@@ -59,12 +58,15 @@ public struct ProjectionVerifier {
     /// differences of the first `maxRowsPerTable` of them, one per differing column.
     private func compare(_ c: Connection, _ table: ProjectionTable, live: String, shadow: String) throws
         -> (Int, [ProjectionDifference]) {
-        let join = table.key.map { "s.\(quotedIdentifier($0)) = l.\(quotedIdentifier($0))" }.joined(separator: " AND ")
-        let keys = table.key.enumerated().map { index, column in
-            "coalesce(l.\(quotedIdentifier(column)), s.\(quotedIdentifier(column))) AS k\(index)"
+        let join = table.key.map { column -> SQL in "s.\(identifier: column) = l.\(identifier: column)" }
+            .joined(separator: " AND ")
+        let keys = table.key.enumerated().map { index, column -> SQL in
+            "coalesce(l.\(identifier: column), s.\(identifier: column)) AS \(identifier: "k\(index)")"
         }.joined(separator: ", ")
-        let keyText = table.key.enumerated().map { index, _ in "k\(index)::text AS key\(index)" }.joined(separator: ", ")
-        let order = table.key.indices.map { "k\($0)" }.joined(separator: ", ")
+        let keyText = table.key.indices.map { index -> SQL in
+            "\(identifier: "k\(index)")::text AS \(identifier: "key\(index)")"
+        }.joined(separator: ", ")
+        let order = table.key.indices.map { index -> SQL in "\(identifier: "k\(index)")" }.joined(separator: ", ")
         // Rows compare column by column, and numeric columns also by their text: 0.990 equals
         // 0.99 as a number, but it is not the price as recorded.
         let numeric = try c.query("""
@@ -73,19 +75,19 @@ public struct ProjectionVerifier {
                AND atttypid = 'numeric'::regtype AND attnum > 0 AND NOT attisdropped
              ORDER BY attnum
             """).map { try $0.decode(0, as: String.self) }
-        let differs = (["l IS DISTINCT FROM s"] + numeric.map {
-            "l.\(quotedIdentifier($0))::text IS DISTINCT FROM s.\(quotedIdentifier($0))::text"
+        let differs = (["l IS DISTINCT FROM s"] + numeric.map { column -> SQL in
+            "l.\(identifier: column)::text IS DISTINCT FROM s.\(identifier: column)::text"
         }).joined(separator: " OR ")
         let rows = try c.query("""
             WITH differing AS (
-                SELECT \(unsafeSQL: keys), to_jsonb(l) AS live, to_jsonb(s) AS replayed
+                SELECT \(keys), to_jsonb(l) AS live, to_jsonb(s) AS replayed
                   FROM \(identifier: live).\(identifier: table.name) l
-                  FULL JOIN \(identifier: shadow).\(identifier: table.name) s ON \(unsafeSQL: join)
-                 WHERE \(unsafeSQL: differs)
+                  FULL JOIN \(identifier: shadow).\(identifier: table.name) s ON \(join)
+                 WHERE \(differs)
             ), shown AS (
-                SELECT * FROM differing ORDER BY \(unsafeSQL: order) LIMIT \(maxRowsPerTable)
+                SELECT * FROM differing ORDER BY \(order) LIMIT \(maxRowsPerTable)
             )
-            SELECT (SELECT count(*) FROM differing)::bigint AS differing, \(unsafeSQL: keyText),
+            SELECT (SELECT count(*) FROM differing)::bigint AS differing, \(keyText),
                    coalesce(live, replayed)->>'user_id' AS user_id,
                    CASE WHEN live IS NULL THEN 'missing' WHEN replayed IS NULL THEN 'extra' ELSE 'changed' END AS kind,
                    col.key AS column_name, live->>col.key AS live_value, replayed->>col.key AS replayed_value
@@ -94,7 +96,7 @@ public struct ProjectionVerifier {
                     SELECT key FROM jsonb_object_keys(coalesce(live, replayed)) AS key
                      WHERE live IS NOT NULL AND replayed IS NOT NULL
                        AND live->>key IS DISTINCT FROM replayed->>key) col ON true
-             ORDER BY \(unsafeSQL: order), column_name
+             ORDER BY \(order), column_name
             """)
         guard let first = rows.first else { return (0, []) }
         let differences = try rows.map { row in

@@ -5,14 +5,13 @@ extension Connection {
     /// The user's unconsumed payments, on the given stores (all when empty), ordered by purchase
     /// time then paymentSeq. An index range scan of `payments_unconsumed_idx`.
     public func unconsumed(userId: String, stores: Set<StoreCode> = []) throws -> [UnconsumedPayment] {
-        let storeFilter = stores.isEmpty ? StoreCode.allCases.map(\.rawValue) : stores.map(\.rawValue).sorted()
         let rows = try query("""
             SELECT payment_seq, user_id, store_code, product_id, product_type, price, currency,
                    transaction_id, coalesce(lineage_id, original_transaction_id) AS original_transaction_id,
                    purchase_time, expiry_time, payload, sandbox_payment, promotion_payment
               FROM ledger.payments
              WHERE user_id = \(userId) AND consumed_at IS NULL AND refunded_at IS NULL
-               AND product_type <> 'AUTO_RENEWABLE' AND store_code = ANY(string_to_array(\(storeFilter.joined(separator: ",")), ','))
+               AND product_type <> 'AUTO_RENEWABLE' AND store_code = ANY(string_to_array(\(stores.storeList), ','))
              ORDER BY purchase_time, payment_seq
             """)
         return try rows.map { row in
@@ -39,13 +38,12 @@ extension Connection {
     /// store then originalTransactionId; only active ones unless `includeExpired`.
     public func subscriptions(userId: String, stores: Set<StoreCode> = [], at: Date,
                               includeExpired: Bool = false) throws -> [Subscription] {
-        let storeFilter = stores.isEmpty ? StoreCode.allCases.map(\.rawValue) : stores.map(\.rawValue).sorted()
         let rows = try query("""
             SELECT user_id, store_code, product_id, product_type, original_transaction_id,
                    latest_payment_seq, purchase_time, expiry_time, auto_renewing, status, entitled,
                    grace_period_expiry_time
               FROM ledger.subscriptions_at(\(at)::timestamptz)
-             WHERE user_id = \(userId) AND store_code = ANY(string_to_array(\(storeFilter.joined(separator: ",")), ','))
+             WHERE user_id = \(userId) AND store_code = ANY(string_to_array(\(stores.storeList), ','))
                AND (\(includeExpired) OR entitled)
              ORDER BY store_code, original_transaction_id
             """)

@@ -2,6 +2,7 @@ import Foundation
 import LedgerTestSupport
 import PurchaseLedger
 import Testing
+import LedgerJSON
 
 /// Runs a JWS through both ways of building the chain and expects the same outcome.
 enum AppleJWSCheck {

@@ -1,6 +1,7 @@
 import Foundation
 import SwiftASN1
 import X509
+import LedgerJSON
 
 /// A compact JWS (RFC 7515 §7.1) taken apart and decoded, nothing verified yet.
 ///

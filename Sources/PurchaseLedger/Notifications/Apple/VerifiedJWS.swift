@@ -1,4 +1,5 @@
 import Foundation
+import LedgerJSON
 
 /// A compact JWS whose signature and certificate chain ``AppleSignedDataVerifier`` verified:
 /// its decoded header and payload.

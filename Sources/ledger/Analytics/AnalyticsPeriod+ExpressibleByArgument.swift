@@ -1,0 +1,5 @@
+import ArgumentParser
+import PurchaseLedger
+
+/// `day` or `month` on the command line.
+extension AnalyticsPeriod: ExpressibleByArgument {}

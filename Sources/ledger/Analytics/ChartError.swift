@@ -1,0 +1,4 @@
+/// The chart file could not be written.
+struct ChartError: Error, CustomStringConvertible {
+    var description: String
+}

@@ -1,0 +1,89 @@
+import ArgumentParser
+import Foundation
+import LedgerServer
+import Logging
+import PurchaseLedger
+
+/// `ledger serve`: the ledger over HTTP, until SIGTERM or SIGINT (then a graceful shutdown).
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Serve the ledger over HTTP: store webhooks, REST for backends, health and metrics.",
+        discussion: "Each flag overrides its variable: "
+            + ServerConfiguration.variables.map { "\($0.name) (\($0.meaning))" }.joined(separator: "; ")
+            + ". LEDGER_GOOGLE_PUSH_SECRET has no flag, so the secret never shows in a process list.")
+
+    @Option(help: "Address to listen on (default: LEDGER_HTTP_HOST, else 127.0.0.1).")
+    var host: String?
+
+    @Option(help: "Port (default: LEDGER_HTTP_PORT, else 8080).")
+    var port: Int?
+
+    @Option(help: "Database connections at most.")
+    var poolSize: Int = 16
+
+    @Option(help: "Largest request body in bytes (default: LEDGER_HTTP_MAX_BODY_BYTES, else 1 MiB).")
+    var maxBodyBytes: Int?
+
+    @Option(help: "Largest body of POST /v1/batch in bytes (default: LEDGER_HTTP_MAX_BATCH_BYTES, else 64 MiB).")
+    var maxBatchBytes: Int?
+
+    @Option(help: "Requests handled at once before answering 503 (default: LEDGER_HTTP_MAX_CONCURRENT, else 256).")
+    var maxConcurrentRequests: Int?
+
+    @Option(help: "Seconds before an idle keep-alive connection is closed (default: LEDGER_HTTP_IDLE_TIMEOUT, else 60).")
+    var idleTimeout: Int?
+
+    @Option(help: "JWKS file of the keys Google signs Pub/Sub push tokens with (default: LEDGER_GOOGLE_PUSH_JWKS).")
+    var googlePushJwks: String?
+
+    @Option(help: "Audience of the push tokens (default: LEDGER_GOOGLE_PUSH_AUDIENCE).")
+    var googlePushAudience: String?
+
+    @Option(help: "Service account the push subscription authenticates as (default: LEDGER_GOOGLE_PUSH_EMAIL).")
+    var googlePushEmail: String?
+
+    @Option(help: "trace, debug, info, notice, warning, error or critical (default: LEDGER_LOG_LEVEL, else info).")
+    var logLevel: String?
+
+    @OptionGroup var database: DatabaseOptions
+    @OptionGroup var stores: StoreOptions
+
+    func run() async throws {
+        var environment = ProcessInfo.processInfo.environment
+        let flags: [(String, String?)] = [
+            ("LEDGER_HTTP_HOST", host), ("LEDGER_HTTP_PORT", port.map(String.init)),
+            ("LEDGER_HTTP_MAX_BODY_BYTES", maxBodyBytes.map(String.init)),
+            ("LEDGER_HTTP_MAX_BATCH_BYTES", maxBatchBytes.map(String.init)),
+            ("LEDGER_HTTP_MAX_CONCURRENT", maxConcurrentRequests.map(String.init)),
+            ("LEDGER_HTTP_IDLE_TIMEOUT", idleTimeout.map(String.init)),
+            ("LEDGER_GOOGLE_PUSH_JWKS", googlePushJwks), ("LEDGER_GOOGLE_PUSH_AUDIENCE", googlePushAudience),
+            ("LEDGER_GOOGLE_PUSH_EMAIL", googlePushEmail),
+        ]
+        for (name, value) in flags where value != nil { environment[name] = value }
+        var configuration: ServerConfiguration
+        do {
+            configuration = try ServerConfiguration(environment: environment)
+        } catch {
+            throw ValidationError("\(error)")
+        }
+        configuration.stores = try stores.configuration()
+        let levelText = logLevel ?? environment["LEDGER_LOG_LEVEL"] ?? "info"
+        guard let level = Logger.Level(rawValue: levelText) else {
+            throw ValidationError("--log-level: expected trace, debug, info, notice, warning, error or critical, got '\(levelText)'")
+        }
+        // The process's log handler is set up once by `LedgerCLI` (LedgerLog); the request log
+        // is at `info`, so serve's logger has its own level, `info` unless told.
+        var logger = Logger(label: "ledger.serve")
+        logger.logLevel = level
+        let ledger = Ledger(databaseURL: database.databaseURL, poolSize: max(1, poolSize), stores: configuration.stores,
+                            logger: logger)
+        let host = configuration.host
+        do {
+            try await LedgerServer.run(ledger: ledger, configuration: configuration, logger: logger) { port in
+                FileHandle.standardOutput.write(Data("listening on http://\(host):\(port)\n".utf8))
+            }
+        } catch {
+            throw ValidationError("\(error)")
+        }
+    }
+}

@@ -1,0 +1,5 @@
+import ArgumentParser
+import PurchaseLedger
+
+/// `AS` or `GG` on the command line.
+extension StoreCode: ExpressibleByArgument {}
