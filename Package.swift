@@ -60,11 +60,14 @@ let package = Package(
         ),
         // Realistic ledger traffic from a fixed seed, for `ledger demo`, the benchmark and tests.
         .target(name: "LedgerDemo", dependencies: ["PurchaseLedger", "LedgerJSON"]),
+        // The contract's printed forms, for the command (and a server): ingest's result lines, the
+        // queries' JSON, analytics reports as CSV and JSON.
+        .target(name: "LedgerOutput", dependencies: ["PurchaseLedger", "Postgres", "LedgerJSON"]),
         // The command: argument parsing and output formatting only.
         .executableTarget(
             name: "ledger",
             dependencies: [
-                "PurchaseLedger", "LedgerJSON", "LedgerDemo",
+                "PurchaseLedger", "LedgerJSON", "LedgerDemo", "LedgerOutput",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -92,7 +95,7 @@ let package = Package(
         .testTarget(name: "PostgresTests", dependencies: ["Postgres"]),
         .testTarget(name: "LedgerJSONTests", dependencies: ["LedgerJSON"]),
         // Fixtures/LegacySchema: the first releases' migrations, as released, for the adoption tests.
-        .testTarget(name: "PurchaseLedgerTests", dependencies: ["PurchaseLedger", "Postgres", "LedgerJSON", "LedgerDemo", "LedgerTestSupport",
+        .testTarget(name: "PurchaseLedgerTests", dependencies: ["PurchaseLedger", "Postgres", "LedgerJSON", "LedgerDemo", "LedgerOutput", "LedgerTestSupport",
                                                                 .product(name: "Logging", package: "swift-log")],
                     exclude: ["Fixtures"]),
         // Runs the built `ledger` executable as operators and scenarios do.
