@@ -75,7 +75,7 @@ let package = Package(
         .target(
             name: "LedgerServer",
             dependencies: [
-                "PurchaseLedger", "Postgres", "LedgerJSON",
+                "PurchaseLedger", "Postgres", "LedgerJSON", "LedgerOutput",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -90,11 +90,14 @@ let package = Package(
         ),
         // Realistic ledger traffic from a fixed seed, for `ledger demo`, the benchmark and tests.
         .target(name: "LedgerDemo", dependencies: ["PurchaseLedger", "LedgerJSON"]),
+        // The contract's printed forms, for the command (and a server): ingest's result lines, the
+        // queries' JSON, analytics reports as CSV and JSON.
+        .target(name: "LedgerOutput", dependencies: ["PurchaseLedger", "Postgres", "LedgerJSON"]),
         // The command: argument parsing and output formatting only.
         .executableTarget(
             name: "ledger",
             dependencies: [
-                "PurchaseLedger", "LedgerJSON", "LedgerDemo", "LedgerServer",
+                "PurchaseLedger", "LedgerJSON", "LedgerDemo", "LedgerOutput", "LedgerServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -122,7 +125,7 @@ let package = Package(
         .testTarget(name: "PostgresTests", dependencies: ["Postgres"]),
         .testTarget(name: "LedgerJSONTests", dependencies: ["LedgerJSON"]),
         // Fixtures/LegacySchema: the first releases' migrations, as released, for the adoption tests.
-        .testTarget(name: "PurchaseLedgerTests", dependencies: ["PurchaseLedger", "Postgres", "LedgerJSON", "LedgerDemo", "LedgerTestSupport",
+        .testTarget(name: "PurchaseLedgerTests", dependencies: ["PurchaseLedger", "Postgres", "LedgerJSON", "LedgerDemo", "LedgerOutput", "LedgerTestSupport",
                                                                 .product(name: "Logging", package: "swift-log")],
                     exclude: ["Fixtures"]),
         // Runs the built `ledger` executable as operators and scenarios do.

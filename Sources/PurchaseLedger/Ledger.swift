@@ -15,8 +15,8 @@ import Postgres
 /// }
 /// ```
 public final class Ledger: Sendable {
-    /// The connections behind it.
-    public let pool: ConnectionPool
+    /// The connections behind it: internal to the package (the library's calls are the API).
+    package let pool: ConnectionPool
 
     /// Which store notifications are accepted (CONTRACT.md §5.1).
     public let stores: StoreConfiguration
@@ -149,19 +149,6 @@ public final class Ledger: Sendable {
                                 at time: Date? = nil) async throws -> CommandOutcome.Status {
         try await execute(.cancel(storeCode: storeCode, originalTransactionId: originalTransactionId,
                                   time: time)).get().status
-    }
-
-    /// The user's payments whose goods were not handed out yet, on the given stores (all when empty).
-    public func unconsumed(userId: String, stores: Set<StoreCode> = []) async throws -> [UnconsumedPayment] {
-        try await pool.withConnection { try $0.unconsumed(userId: userId, stores: stores) }
-    }
-
-    /// The user's subscriptions at an instant (default now): active ones, or all with `includeExpired`.
-    public func subscriptions(userId: String, stores: Set<StoreCode> = [], at instant: Date = Date(),
-                              includeExpired: Bool = false) async throws -> [Subscription] {
-        try await pool.withConnection {
-            try $0.subscriptions(userId: userId, stores: stores, at: instant, includeExpired: includeExpired)
-        }
     }
 
     /// Closes the pool's connections.

@@ -103,8 +103,8 @@ struct LedgerPaths {
         let connection = try Connection.connect(ConnectionConfiguration(conninfo))
         defer { connection.close() }
         let query = AnalyticsQuery(from: CalendarDay("2026-10-17")!, to: CalendarDay("2026-11-16")!)
-        return (try Measure.time { _ = try connection.revenue(query) },
-                try Measure.time { _ = try connection.subscribers(query) })
+        return (try Measure.time { _ = try RevenueRow.fetchAll(connection, query) },
+                try Measure.time { _ = try SubscribersRow.fetchAll(connection, query) })
     }
 
     /// Latencies in milliseconds of `unconsumed` and `subscriptions --at` for random users.
@@ -115,8 +115,8 @@ struct LedgerPaths {
         var unconsumed: [Double] = [], subscriptions: [Double] = []
         for _ in 0..<lookups {
             let user = DemoGenerator.userId(Int(random.next() % UInt64(max(users, 1))))
-            unconsumed.append(try Measure.time { _ = try connection.unconsumed(userId: user) } * 1000)
-            subscriptions.append(try Measure.time { _ = try connection.subscriptions(userId: user, at: at) } * 1000)
+            unconsumed.append(try Measure.time { _ = try UnconsumedPayment.fetchAll(connection, userId: user) } * 1000)
+            subscriptions.append(try Measure.time { _ = try Subscription.fetchAll(connection, userId: user, at: at) } * 1000)
         }
         return (unconsumed, subscriptions)
     }

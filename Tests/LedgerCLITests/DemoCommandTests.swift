@@ -36,8 +36,8 @@ struct DemoCommandTests {
             #expect(out.stdout.contains("unconsumed"))
             try db.withConnection { c throws in
                 #expect(try c.count("SELECT count(*) FROM ledger.events") > 1000)
-                #expect(try c.unconsumed(userId: DemoGenerator.showcaseUser).count == 3)
-                #expect(try c.subscriptions(userId: DemoGenerator.showcaseUser, at: DemoGenerator.clock.date).count == 2)
+                #expect(try UnconsumedPayment.fetchAll(c, userId: DemoGenerator.showcaseUser).count == 3)
+                #expect(try Subscription.fetchAll(c, userId: DemoGenerator.showcaseUser, at: DemoGenerator.clock.date).count == 2)
             }
             // Running it again changes no payment: every line is a replay (restores are new events).
             let payments = "SELECT md5(string_agg(p::text, ',' ORDER BY payment_seq)) AS h FROM ledger.payments p"

@@ -26,7 +26,7 @@ extension LedgerServerTests {
                 #expect(reply.json["notificationId"] as? String == "n-1")
                 // Committed before the answer: another connection sees the subscription.
                 let subs = try server.database.withConnection {
-                    try $0.subscriptions(userId: "u1", at: Fixture.time("2026-03-15T00:00:00Z"))
+                    try Subscription.fetchAll($0, userId: "u1", at: Fixture.time("2026-03-15T00:00:00Z"))
                 }
                 #expect(subs.map(\.originalTransactionId) == ["AT-1"])
                 let again = try await server.send("POST", "/notifications/apple", body: body)

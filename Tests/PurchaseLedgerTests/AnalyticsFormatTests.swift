@@ -1,5 +1,6 @@
 import Foundation
 import Postgres
+import LedgerOutput
 import PurchaseLedger
 import Testing
 

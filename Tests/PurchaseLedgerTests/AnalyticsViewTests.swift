@@ -93,13 +93,13 @@ struct AnalyticsViewTests {
             try db.withConnection { c throws in
                 try F.load(into: c)
                 let q = F.query("2026-01-01", "2026-03-01")
-                let utc = (try c.revenue(q), try c.subscribers(q), try c.churn(q), try c.refunds(q))
+                let utc = (try RevenueRow.fetchAll(c, q), try SubscribersRow.fetchAll(c, q), try ChurnRow.fetchAll(c, q), try RefundsRow.fetchAll(c, q))
                 try c.executeScript(unsafeSQL: "SET TimeZone = 'Pacific/Kiritimati'")
-                #expect(try c.revenue(q) == utc.0)
-                #expect(try c.subscribers(q) == utc.1)
-                #expect(try c.churn(q) == utc.2)
-                #expect(try c.refunds(q) == utc.3)
-                #expect(try c.periods(F.query("2026-01-30", "2026-02-02")).map(\.description) == ["2026-01-30", "2026-01-31", "2026-02-01"])
+                #expect(try RevenueRow.fetchAll(c, q) == utc.0)
+                #expect(try SubscribersRow.fetchAll(c, q) == utc.1)
+                #expect(try ChurnRow.fetchAll(c, q) == utc.2)
+                #expect(try RefundsRow.fetchAll(c, q) == utc.3)
+                #expect(try CalendarDay.fetchPeriods(c, F.query("2026-01-30", "2026-02-02")).map(\.description) == ["2026-01-30", "2026-01-31", "2026-02-01"])
             }
         }
     }
@@ -138,8 +138,8 @@ struct AnalyticsViewTests {
                 for view in ["revenue_daily", "active_subscriptions_daily", "churn_daily", "refunds_daily", "unconsumed_backlog"] {
                     #expect(try c.count("SELECT count(*) FROM analytics.\(view)") > 0, "\(view)")
                 }
-                #expect(try c.revenue(F.query("2026-01-01", "2026-02-01")).count > 0)
-                #expect(try c.backlog(at: Fixture.time("2026-01-10T00:00:00Z")).count == 2)
+                #expect(try RevenueRow.fetchAll(c, F.query("2026-01-01", "2026-02-01")).count > 0)
+                #expect(try BacklogRow.fetchAll(c, at: Fixture.time("2026-01-10T00:00:00Z")).count == 2)
                 #expect(throws: PostgresError.self) { try c.execute("DELETE FROM ledger.payments") }
             }
         }

@@ -32,7 +32,7 @@ struct NegativeZeroPriceTests {
                 let price = try #require(Price(String("-0")))
                 #expect(try c.run(.record(Fixture.consumable("P-4", price: price), kind: .purchase)).status == .recorded)
 
-                #expect(try c.unconsumed(userId: "u1").map(\.price.text) == ["0", "0", "0.00", "0"])
+                #expect(try UnconsumedPayment.fetchAll(c, userId: "u1").map(\.price.text) == ["0", "0", "0.00", "0"])
                 // The event, and so the SQL rules, see the sign already dropped.
                 let stored = try c.query("SELECT data->>'price' AS p FROM ledger.events WHERE data ? 'price' ORDER BY position")
                     .map { try $0.decode("p", as: String.self) }

@@ -14,10 +14,10 @@ struct QueryTests {
                 _ = try c.run(.record(Fixture.consumable("P-0", at: "2026-01-01T00:00:00Z"), kind: .purchase))
                 _ = try c.run(.record(Fixture.consumable("P-9", user: "u2"), kind: .purchase))
                 _ = try c.run(.record(Fixture.subscription("S-1", from: "2026-01-01T00:00:00Z", to: "2026-02-01T00:00:00Z"), kind: .purchase))
-                #expect(try c.unconsumed(userId: "u1").map(\.paymentSeq) == ["P-0", "P-1", "P-2"])
-                #expect(try c.unconsumed(userId: "u1", stores: [.googlePlay]).map(\.paymentSeq) == ["P-2"])
-                #expect(try c.unconsumed(userId: "nobody").isEmpty)
-                let p1 = try #require(try c.unconsumed(userId: "u1").first { $0.paymentSeq == "P-1" })
+                #expect(try UnconsumedPayment.fetchAll(c, userId: "u1").map(\.paymentSeq) == ["P-0", "P-1", "P-2"])
+                #expect(try UnconsumedPayment.fetchAll(c, userId: "u1", stores: [.googlePlay]).map(\.paymentSeq) == ["P-2"])
+                #expect(try UnconsumedPayment.fetchAll(c, userId: "nobody").isEmpty)
+                let p1 = try #require(try UnconsumedPayment.fetchAll(c, userId: "u1").first { $0.paymentSeq == "P-1" })
                 #expect(p1.payload == "x" && p1.price.text == "0.99" && p1.transactionId == "T-P-1" && p1.originalTransactionId == nil)
 
                 #expect(try c.run(.consume(paymentSeq: "P-1", userId: "u1", purchaseToken: "tok-P-1", time: Fixture.time("2026-01-01T02:00:00Z"))).status == .consumed)
@@ -25,7 +25,7 @@ struct QueryTests {
                 #expect(again.status == .alreadyConsumed && again.consumedAt == Fixture.time("2026-01-01T02:00:00Z"))
                 #expect(try c.run(.refund(paymentSeq: "P-0", time: nil, reason: "customer")).status == .recorded)
                 #expect(try c.run(.refund(paymentSeq: "P-0", time: nil, reason: nil)).status == .duplicate)
-                #expect(try c.unconsumed(userId: "u1").map(\.paymentSeq) == ["P-2"])
+                #expect(try UnconsumedPayment.fetchAll(c, userId: "u1").map(\.paymentSeq) == ["P-2"])
                 // Refunded after consumption: stays consumed, the consume answer keeps the first time.
                 #expect(try c.run(.refund(paymentSeq: "P-1", time: nil, reason: nil)).status == .recorded)
                 #expect(try c.run(.consume(paymentSeq: "P-1", userId: "u1", purchaseToken: "tok-P-1", time: nil)).consumedAt == Fixture.time("2026-01-01T02:00:00Z"))
@@ -38,7 +38,7 @@ struct QueryTests {
             try db.withConnection { c throws in
                 let payload = "a\u{0}b\t\n\\\"'; DROP TABLE x;--🎮\u{1F}é"
                 _ = try c.run(.record(Fixture.consumable("P-1", payload: payload), kind: .purchase))
-                #expect(try c.unconsumed(userId: "u1").first?.payload == payload)
+                #expect(try UnconsumedPayment.fetchAll(c, userId: "u1").first?.payload == payload)
                 let data = try c.query("SELECT data::text AS d FROM ledger.events")[0].decode("d", as: String.self)
                 #expect(data.contains("payloadBase64"))
             }
@@ -71,7 +71,7 @@ struct QueryTests {
                 #expect(try c.run(.record(renewal, kind: .renewal)).status == .recorded)
                 #expect(try c.run(.record(first, kind: .purchase)).status == .recorded)
                 func at(_ t: String, all: Bool = false) throws -> [Subscription] {
-                    try c.subscriptions(userId: "u1", at: Fixture.time(t), includeExpired: all)
+                    try Subscription.fetchAll(c, userId: "u1", at: Fixture.time(t), includeExpired: all)
                 }
                 let jan = try #require(try at("2026-01-15T00:00:00Z").first)
                 #expect(jan.latestPaymentSeq == "S-1" && jan.status == .active && jan.autoRenewing)
@@ -102,8 +102,8 @@ struct QueryTests {
                 _ = try c.run(.record(Fixture.subscription("S-1", store: .googlePlay, transaction: "G-0", from: "2026-01-01T00:00:00Z", to: "2026-02-01T00:00:00Z"), kind: .purchase))
                 _ = try c.run(.cancel(storeCode: .googlePlay, originalTransactionId: "G-0", time: Fixture.time("2026-01-10T00:00:00Z")))
                 _ = try c.run(.record(Fixture.subscription("S-2", store: .googlePlay, transaction: "G-1", original: "G-0", from: "2026-02-01T00:00:00Z", to: "2026-03-01T00:00:00Z"), kind: .renewal))
-                #expect(try c.subscriptions(userId: "u1", at: Fixture.time("2026-01-15T00:00:00Z")).first?.autoRenewing == false)
-                #expect(try c.subscriptions(userId: "u1", at: Fixture.time("2026-02-05T00:00:00Z")).first?.autoRenewing == true)
+                #expect(try Subscription.fetchAll(c, userId: "u1", at: Fixture.time("2026-01-15T00:00:00Z")).first?.autoRenewing == false)
+                #expect(try Subscription.fetchAll(c, userId: "u1", at: Fixture.time("2026-02-05T00:00:00Z")).first?.autoRenewing == true)
                 // Cancelling again after the renewal is recorded, not a duplicate.
                 #expect(try c.run(.cancel(storeCode: .googlePlay, originalTransactionId: "G-0", time: Fixture.time("2026-02-10T00:00:00Z"))).status == .recorded)
             }
@@ -124,7 +124,7 @@ struct QueryTests {
                 #expect(restored.payments == ["S-300", "S-301", "S-302"])
                 let again = try c.run(.restore(userId: "u1", storeCode: .appStore, time: nil, purchases: [s1]))
                 #expect(again.recorded == [] && again.payments == ["S-300", "S-301", "S-302"])
-                #expect(try c.unconsumed(userId: "u1").map(\.paymentSeq) == ["P-1", "S-300", "S-301", "S-302"])
+                #expect(try UnconsumedPayment.fetchAll(c, userId: "u1").map(\.paymentSeq) == ["P-1", "S-300", "S-301", "S-302"])
                 #expect(try c.count("SELECT count(*) FROM ledger.events WHERE type = 'PurchasesRestored'") == 2)
                 #expect(try c.count("SELECT count(*) FROM ledger.restores") == 2)
             }

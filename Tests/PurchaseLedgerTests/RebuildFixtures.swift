@@ -2,6 +2,7 @@ import LedgerDemo
 import Foundation
 import LedgerTestSupport
 import Postgres
+import LedgerOutput
 import PurchaseLedger
 import LedgerJSON
 
@@ -70,11 +71,11 @@ enum RebuildFixtures {
         for user in users {
             var w = JSONWriter()
             w.beginArray()
-            for payment in try c.unconsumed(userId: user) { payment.write(into: &w) }
-            for payment in try c.unconsumed(userId: user, stores: [.googlePlay]) { payment.write(into: &w) }
+            for payment in try UnconsumedPayment.fetchAll(c, userId: user) { payment.write(into: &w) }
+            for payment in try UnconsumedPayment.fetchAll(c, userId: user, stores: [.googlePlay]) { payment.write(into: &w) }
             for at in instants {
                 for all in [false, true] {
-                    for subscription in try c.subscriptions(userId: user, at: at, includeExpired: all) {
+                    for subscription in try Subscription.fetchAll(c, userId: user, at: at, includeExpired: all) {
                         subscription.write(into: &w)
                     }
                 }

@@ -51,7 +51,7 @@ struct TimeRoundTripTests {
                 #expect(try Self.matches(c, "ledger.auto_renew_changes", "changed_at", time) == (after == nil ? 0 : 1))
 
                 // Printed back unchanged.
-                let unconsumed = try c.unconsumed(userId: "u1")
+                let unconsumed = try UnconsumedPayment.fetchAll(c, userId: "u1")
                 #expect(unconsumed.map { $0.purchaseTime.ledgerText } == [time])
                 let again = try c.ingest([#"{"type":"consume","userId":"u1","paymentSeq":"C-1","purchaseToken":"tok-1"}"#])
                 #expect(again.first?.status == .alreadyConsumed && again.first?.consumedAt?.ledgerText == time)
@@ -60,22 +60,22 @@ struct TimeRoundTripTests {
                 // first payment's instant on, and not a millisecond before.
                 if let after {
                     let at = try #require(Timestamp.parseISO8601(time)).date
-                    let lineage = try c.subscriptions(userId: "u1", stores: [.appStore], at: at, includeExpired: true)
+                    let lineage = try Subscription.fetchAll(c, userId: "u1", stores: [.appStore], at: at, includeExpired: true)
                     #expect(lineage.map { $0.purchaseTime.ledgerText } == [time])
                     #expect(lineage.map { $0.expiryTime?.ledgerText } == [after])
                     #expect(lineage.first?.autoRenewing == false && lineage.first?.status == .active)
                     if let before {
                         let earlier = try #require(Timestamp.parseISO8601(before)).date
-                        #expect(try c.subscriptions(userId: "u1", stores: [.appStore], at: earlier, includeExpired: true).isEmpty)
+                        #expect(try Subscription.fetchAll(c, userId: "u1", stores: [.appStore], at: earlier, includeExpired: true).isEmpty)
                     }
                 }
                 if let before {
                     let earlier = try #require(Timestamp.parseISO8601(before)).date
-                    let expiring = try c.subscriptions(userId: "u1", stores: [.googlePlay], at: earlier)
+                    let expiring = try Subscription.fetchAll(c, userId: "u1", stores: [.googlePlay], at: earlier)
                     #expect(expiring.map { $0.expiryTime?.ledgerText } == [time])
                     #expect(expiring.first?.purchaseTime.ledgerText == before)
                     let at = try #require(Timestamp.parseISO8601(time)).date
-                    #expect(try c.subscriptions(userId: "u1", stores: [.googlePlay], at: at).isEmpty, "expired at its expiry")
+                    #expect(try Subscription.fetchAll(c, userId: "u1", stores: [.googlePlay], at: at).isEmpty, "expired at its expiry")
                 }
             }
         }
@@ -91,7 +91,7 @@ struct TimeRoundTripTests {
                 #expect(results.map(\.status) == [.recorded, .recorded], "\(results.compactMap(\.error))")
                 #expect(try Self.matches(c, "ledger.payments", "purchase_time", "2026-01-01T00:00:00.123456Z") == 1)
                 #expect(try c.count("SELECT count(*) FROM ledger.payments WHERE purchase_time < '10000-01-01Z'") == 2)
-                let printed = try c.unconsumed(userId: "u1").map { $0.purchaseTime.ledgerText }
+                let printed = try UnconsumedPayment.fetchAll(c, userId: "u1").map { $0.purchaseTime.ledgerText }
                 #expect(printed == ["2026-01-01T00:00:00.123Z", "9999-12-31T23:59:59.999Z"])
                 // …and what it printed goes back in.
                 let back = try c.ingest([Fixture.purchaseLine(["paymentSeq": "\"C\"", "transactionId": "\"C\"", "purchaseTime": "\"\(printed[1])\""])])

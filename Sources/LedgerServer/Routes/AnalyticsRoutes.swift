@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import LedgerOutput
 import Postgres
 import PurchaseLedger
 
@@ -12,16 +13,16 @@ struct AnalyticsRoutes {
 
     func add(to group: RouterGroup<LedgerRequestContext>) {
         group.get("analytics/revenue") { request, _ in
-            try await answer(request) { connection, query in AnalyticsReport(try connection.revenue(query)) }
+            try await answer(request) { ledger, query in AnalyticsReport(try await ledger.revenue(query)) }
         }
         group.get("analytics/subscribers") { request, _ in
-            try await answer(request) { connection, query in AnalyticsReport(try connection.subscribers(query)) }
+            try await answer(request) { ledger, query in AnalyticsReport(try await ledger.subscribers(query)) }
         }
         group.get("analytics/churn") { request, _ in
-            try await answer(request) { connection, query in AnalyticsReport(try connection.churn(query)) }
+            try await answer(request) { ledger, query in AnalyticsReport(try await ledger.churn(query)) }
         }
         group.get("analytics/refunds") { request, _ in
-            try await answer(request) { connection, query in AnalyticsReport(try connection.refunds(query)) }
+            try await answer(request) { ledger, query in AnalyticsReport(try await ledger.refunds(query)) }
         }
         group.get("analytics/backlog") { request, _ in
             let parameters = QueryParameters(request)
@@ -29,7 +30,7 @@ struct AnalyticsRoutes {
             let stores = try parameters.stores()
             let sandbox = try parameters.flag("includeSandbox")
             let report = try await APIError.mappingDatabase {
-                try await ledger.pool.withConnection { AnalyticsReport(try $0.backlog(at: at, stores: stores, includeSandbox: sandbox)) }
+                AnalyticsReport(try await ledger.backlog(at: at, stores: stores, includeSandbox: sandbox))
             }
             return Self.response(report, request)
         }
@@ -37,12 +38,10 @@ struct AnalyticsRoutes {
 
     /// Reads the range parameters first (400 before the database is asked), then runs the report.
     private func answer(_ request: Request,
-                        _ report: @escaping @Sendable (Connection, AnalyticsQuery) throws -> AnalyticsReport)
+                        _ report: @Sendable (Ledger, AnalyticsQuery) async throws -> AnalyticsReport)
         async throws -> Response {
         let query = try Self.query(request)
-        let result = try await APIError.mappingDatabase {
-            try await ledger.pool.withConnection { try report($0, query) }
-        }
+        let result = try await APIError.mappingDatabase { try await report(ledger, query) }
         return Self.response(result, request)
     }
 

@@ -1,6 +1,7 @@
 import LedgerJSON
 import Foundation
 import Hummingbird
+import LedgerOutput
 import Postgres
 import PurchaseLedger
 

@@ -1,6 +1,7 @@
 import LedgerJSON
 import Foundation
 import Hummingbird
+import LedgerOutput
 import PurchaseLedger
 
 /// The contract's queries (CONTRACT.md §3.1, §3.2) for roles `reader` and `writer`: the same

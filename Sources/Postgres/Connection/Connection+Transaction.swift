@@ -27,6 +27,15 @@ extension Connection {
         return value
     }
 
+    /// Runs `body` in a REPEATABLE READ transaction (every statement sees the snapshot of the
+    /// first one) and commits; rolls back and rethrows when `body` throws, as `transaction(_:)`.
+    public func repeatableRead<T>(_ body: (Connection) throws -> T) throws -> T {
+        try transaction { connection in
+            try connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+            return try body(connection)
+        }
+    }
+
     /// Runs `body` inside `SAVEPOINT` … `RELEASE SAVEPOINT`; nests. When `body` throws, the work since the
     /// savepoint is undone (`ROLLBACK TO SAVEPOINT`), the enclosing transaction continues, and the body's
     /// error is rethrown unchanged. Must run inside `transaction(_:)` (or an explicit `BEGIN`).

@@ -2,7 +2,7 @@ import Foundation
 import Postgres
 
 /// One store and product of `ledger analytics backlog`: goods paid for but not handed out.
-public struct BacklogRow: AnalyticsRow, Hashable {
+public struct BacklogRow: Sendable, Hashable {
     /// The store.
     public var storeCode: StoreCode
     /// The store's product ID.
@@ -26,22 +26,13 @@ public struct BacklogRow: AnalyticsRow, Hashable {
         self.medianAgeSeconds = medianAgeSeconds
         self.p95AgeSeconds = p95AgeSeconds
     }
-
-    /// The column names, in order.
-    public static let columns = ["storeCode", "productId", "unconsumed", "oldestPurchaseTime",
-                                 "medianAgeSeconds", "p95AgeSeconds"]
-
-    /// The cells, in the order of `columns`.
-    public var values: [AnalyticsValue] {
-        [.text(storeCode.rawValue), .text(productId), .count(unconsumed), .time(oldestPurchaseTime),
-         .count(medianAgeSeconds), .count(p95AgeSeconds)]
-    }
 }
 
-extension Connection {
+extension BacklogRow {
     /// The unconsumed backlog at `at`, per store and product, ordered by store then product.
-    public func backlog(at: Date, stores: Set<StoreCode> = [], includeSandbox: Bool = false) throws -> [BacklogRow] {
-        let rows = try query("""
+    package static func fetchAll(_ connection: Connection, at: Date, stores: Set<StoreCode> = [],
+                                 includeSandbox: Bool = false) throws -> [BacklogRow] {
+        let rows = try connection.query("""
             SELECT store_code, product_id, unconsumed, oldest_purchase_time,
                    floor(extract(epoch FROM median_age))::bigint AS median_age,
                    floor(extract(epoch FROM p95_age))::bigint AS p95_age

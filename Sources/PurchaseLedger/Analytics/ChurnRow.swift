@@ -1,7 +1,7 @@
 import Postgres
 
 /// One period, store and product of `ledger analytics churn`: starts, renewals and churn.
-public struct ChurnRow: AnalyticsRow, Hashable {
+public struct ChurnRow: Sendable, Hashable {
     /// The period's first day.
     public var period: CalendarDay
     /// The store.
@@ -35,22 +35,12 @@ public struct ChurnRow: AnalyticsRow, Hashable {
         self.churnedInvoluntary = churnedInvoluntary
         self.revoked = revoked
     }
-
-    /// The column names, in order.
-    public static let columns = ["period", "storeCode", "productId", "started", "renewed", "churned",
-                                 "churnedVoluntary", "churnedInvoluntary", "revoked"]
-
-    /// The cells, in the order of `columns`.
-    public var values: [AnalyticsValue] {
-        [.text(period.description), .text(storeCode.rawValue), .text(productId), .count(started), .count(renewed),
-         .count(churned), .count(churnedVoluntary), .count(churnedInvoluntary), .count(revoked)]
-    }
 }
 
-extension Connection {
+extension ChurnRow {
     /// Starts, renewals and churn per period, store and product, ordered by period, store, product.
-    public func churn(_ q: AnalyticsQuery) throws -> [ChurnRow] {
-        let rows = try query("""
+    package static func fetchAll(_ connection: Connection, _ q: AnalyticsQuery) throws -> [ChurnRow] {
+        let rows = try connection.query("""
             SELECT to_char(period, 'YYYY-MM-DD') AS period, store_code, product_id, started, renewed, churned,
                    churned_voluntary, churned_involuntary, revoked
               FROM analytics.churn(\(q.from.description)::date, \(q.to.description)::date, \(q.by.rawValue), \(q.includeSandbox))

@@ -1,7 +1,7 @@
 import Postgres
 
 /// One period, store and currency of `ledger analytics refunds`.
-public struct RefundsRow: AnalyticsRow, Hashable {
+public struct RefundsRow: Sendable, Hashable {
     /// The period's first day (periods by refund time).
     public var period: CalendarDay
     /// The store.
@@ -29,22 +29,12 @@ public struct RefundsRow: AnalyticsRow, Hashable {
         self.refundsAfterConsume = refundsAfterConsume
         self.amountAfterConsume = amountAfterConsume
     }
-
-    /// The column names, in order.
-    public static let columns = ["period", "storeCode", "currency", "refunds", "amount",
-                                 "refundsAfterConsume", "amountAfterConsume"]
-
-    /// The cells, in the order of `columns`.
-    public var values: [AnalyticsValue] {
-        [.text(period.description), .text(storeCode.rawValue), .text(currency), .count(refunds), .decimal(amount),
-         .count(refundsAfterConsume), .decimal(amountAfterConsume)]
-    }
 }
 
-extension Connection {
+extension RefundsRow {
     /// Refunds per period, store and currency, ordered by period, store, currency.
-    public func refunds(_ q: AnalyticsQuery) throws -> [RefundsRow] {
-        let rows = try query("""
+    package static func fetchAll(_ connection: Connection, _ q: AnalyticsQuery) throws -> [RefundsRow] {
+        let rows = try connection.query("""
             SELECT to_char(period, 'YYYY-MM-DD') AS period, store_code, currency,
                    sum(refunds)::bigint AS refunds, sum(amount) AS amount,
                    sum(refunds_after_consume)::bigint AS refunds_after_consume,

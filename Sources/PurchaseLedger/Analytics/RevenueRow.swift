@@ -2,7 +2,7 @@ import Foundation
 import Postgres
 
 /// One period, store and currency of `ledger analytics revenue` (CONTRACT.md §3.4).
-public struct RevenueRow: AnalyticsRow, Hashable {
+public struct RevenueRow: Sendable, Hashable {
     /// The period's first day.
     public var period: CalendarDay
     /// The store.
@@ -29,22 +29,13 @@ public struct RevenueRow: AnalyticsRow, Hashable {
         self.refunds = refunds
         self.net = net
     }
-
-    /// The column names, in order.
-    public static let columns = ["period", "storeCode", "currency", "payments", "gross", "refunds", "net"]
-
-    /// The cells, in the order of `columns`.
-    public var values: [AnalyticsValue] {
-        [.text(period.description), .text(storeCode.rawValue), .text(currency), .count(payments),
-         .decimal(gross), .decimal(refunds), .decimal(net)]
-    }
 }
 
-extension Connection {
+extension RevenueRow {
     /// Revenue per period, store and currency, ordered by period, store, currency: the products
     /// of `analytics.revenue` summed. Only combinations with a payment or a refund have a row.
-    public func revenue(_ q: AnalyticsQuery) throws -> [RevenueRow] {
-        let rows = try query("""
+    package static func fetchAll(_ connection: Connection, _ q: AnalyticsQuery) throws -> [RevenueRow] {
+        let rows = try connection.query("""
             SELECT to_char(period, 'YYYY-MM-DD') AS period, store_code, currency,
                    sum(payments)::bigint AS payments, sum(gross) AS gross, sum(refunds) AS refunds, sum(net) AS net
               FROM analytics.revenue(\(q.from.description)::date, \(q.to.description)::date, \(q.by.rawValue), \(q.includeSandbox))
@@ -58,10 +49,12 @@ extension Connection {
                        gross: try row.decode("gross"), refunds: try row.decode("refunds"), net: try row.decode("net"))
         }
     }
+}
 
-    /// The periods of a report, in order, as `analytics.periods` cuts them.
-    public func periods(_ q: AnalyticsQuery) throws -> [CalendarDay] {
-        try query("""
+extension CalendarDay {
+    /// The periods of a report, in order, as `analytics.periods` cuts them: each one's first day.
+    package static func fetchPeriods(_ connection: Connection, _ q: AnalyticsQuery) throws -> [CalendarDay] {
+        try connection.query("""
             SELECT to_char(period, 'YYYY-MM-DD') AS period
               FROM analytics.periods(\(q.from.description)::date, \(q.to.description)::date, \(q.by.rawValue))
              ORDER BY 1

@@ -1,7 +1,7 @@
 import Postgres
 
 /// One period, store and product of `ledger analytics subscribers` (CONTRACT.md §3.4).
-public struct SubscribersRow: AnalyticsRow, Hashable {
+public struct SubscribersRow: Sendable, Hashable {
     /// The period's first day.
     public var period: CalendarDay
     /// The store.
@@ -18,21 +18,13 @@ public struct SubscribersRow: AnalyticsRow, Hashable {
         self.productId = productId
         self.active = active
     }
-
-    /// The column names, in order.
-    public static let columns = ["period", "storeCode", "productId", "active"]
-
-    /// The cells, in the order of `columns`.
-    public var values: [AnalyticsValue] {
-        [.text(period.description), .text(storeCode.rawValue), .text(productId), .count(active)]
-    }
 }
 
-extension Connection {
+extension SubscribersRow {
     /// Active subscription lineages at each period's exclusive end, per store and product,
     /// ordered by period, store, product. Only combinations with an active lineage have a row.
-    public func subscribers(_ q: AnalyticsQuery) throws -> [SubscribersRow] {
-        let rows = try query("""
+    package static func fetchAll(_ connection: Connection, _ q: AnalyticsQuery) throws -> [SubscribersRow] {
+        let rows = try connection.query("""
             SELECT to_char(period, 'YYYY-MM-DD') AS period, store_code, product_id, active
               FROM analytics.subscribers(\(q.from.description)::date, \(q.to.description)::date, \(q.by.rawValue), \(q.includeSandbox))
              WHERE store_code = ANY(string_to_array(\(q.stores.storeList), ','))

@@ -111,14 +111,3 @@ struct ShadowReplay {
         return statements
     }
 }
-
-extension Connection {
-    /// Runs `body` in a REPEATABLE READ transaction (every statement sees the snapshot of the
-    /// first one) and commits; rolls back and rethrows when `body` throws.
-    func repeatableRead<T>(_ body: (Connection) throws -> T) throws -> T {
-        try transaction { connection in
-            try connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-            return try body(connection)
-        }
-    }
-}

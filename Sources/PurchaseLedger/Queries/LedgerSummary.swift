@@ -18,23 +18,23 @@ public struct LedgerSummary: Sendable {
     public var subscriptionsByStatus: [(status: String, count: Int)]
 }
 
-extension Connection {
+extension LedgerSummary {
     /// Counts for a summary, with subscriptions evaluated at `at`.
-    public func summary(at: Date) throws -> LedgerSummary {
-        let events = try query("SELECT type, count(*)::bigint AS n FROM ledger.events GROUP BY type ORDER BY type")
-        let users = try query("SELECT count(DISTINCT user_id)::bigint AS n FROM ledger.payments")
-        let stores = try query("SELECT store_code, count(*)::bigint AS n FROM ledger.payments GROUP BY store_code ORDER BY store_code")
-        let revenue = try query("""
+    package static func fetch(_ connection: Connection, at: Date) throws -> LedgerSummary {
+        let events = try connection.query("SELECT type, count(*)::bigint AS n FROM ledger.events GROUP BY type ORDER BY type")
+        let users = try connection.query("SELECT count(DISTINCT user_id)::bigint AS n FROM ledger.payments")
+        let stores = try connection.query("SELECT store_code, count(*)::bigint AS n FROM ledger.payments GROUP BY store_code ORDER BY store_code")
+        let revenue = try connection.query("""
             SELECT currency, sum(price) AS gross,
                    coalesce(sum(price) FILTER (WHERE refunded_at IS NOT NULL), 0) AS refunds,
                    sum(price) - coalesce(sum(price) FILTER (WHERE refunded_at IS NOT NULL), 0) AS net
               FROM ledger.payments WHERE NOT sandbox_payment GROUP BY currency ORDER BY currency
             """)
-        let backlog = try query("""
+        let backlog = try connection.query("""
             SELECT count(*)::bigint AS n, min(purchase_time) AS oldest FROM ledger.payments
              WHERE consumed_at IS NULL AND refunded_at IS NULL AND product_type <> 'AUTO_RENEWABLE'
             """)
-        let subscriptions = try query("""
+        let subscriptions = try connection.query("""
             SELECT status, count(*)::bigint AS n FROM ledger.subscriptions_at(\(at)::timestamptz)
              GROUP BY status ORDER BY status
             """)

@@ -1,7 +1,7 @@
 import ArgumentParser
 
 /// `ledger analytics ...`: reports over the projections, as the views in schema `analytics` give them.
-struct Analytics: ParsableCommand {
+struct Analytics: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Revenue, subscribers, churn, refunds and the unconsumed backlog, from the analytics views.",
         discussion: """

@@ -1,9 +1,10 @@
 import ArgumentParser
 import Foundation
+import LedgerOutput
 import PurchaseLedger
 
 extension Analytics {
-    struct Backlog: ParsableCommand {
+    struct Backlog: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Goods paid for but not handed out, per store and product, with their age.",
             discussion: """
@@ -22,11 +23,11 @@ extension Analytics {
         @OptionGroup var output: AnalyticsOutputOptions
         @OptionGroup var database: DatabaseOptions
 
-        func run() throws {
+        func run() async throws {
             let instant = at?.date ?? Date()
-            let connection = try database.connect()
-            defer { connection.close() }
-            let rows = try connection.backlog(at: instant, stores: stores.set, includeSandbox: includeSandbox)
+            let rows = try await database.withLedger {
+                try await $0.backlog(at: instant, stores: stores.set, includeSandbox: includeSandbox)
+            }
             let header = ["storeCode", "productId", "unconsumed", "oldestPurchaseTime", "medianAge", "p95Age"]
             output.print(AnalyticsReport(rows), empty: "no unconsumed payments at \(instant.ledgerText)",
                          tableHeader: header) { cells in

@@ -1,8 +1,9 @@
 import ArgumentParser
+import LedgerOutput
 import PurchaseLedger
 
 extension Analytics {
-    struct Churn: ParsableCommand {
+    struct Churn: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Subscription starts, renewals and churn per period, store and product.",
             discussion: """
@@ -15,11 +16,10 @@ extension Analytics {
         @OptionGroup var output: AnalyticsOutputOptions
         @OptionGroup var database: DatabaseOptions
 
-        func run() throws {
-            let connection = try database.connect()
-            defer { connection.close() }
+        func run() async throws {
             let query = range.query
-            output.print(AnalyticsReport(try connection.churn(query)),
+            let rows = try await database.withLedger { try await $0.churn(query) }
+            output.print(AnalyticsReport(rows),
                          empty: "no subscription activity from \(query.from) to \(query.to)")
         }
     }

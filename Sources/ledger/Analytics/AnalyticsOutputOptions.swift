@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LedgerOutput
 import PurchaseLedger
 
 /// `--format table|csv|json`, and `--json` as every query command takes it (CONTRACT.md §3).

@@ -1,8 +1,9 @@
 import ArgumentParser
+import LedgerOutput
 import PurchaseLedger
 
 extension Analytics {
-    struct Refunds: ParsableCommand {
+    struct Refunds: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Refunds per period (by refund time), store and currency; those after consume apart.",
             discussion: """
@@ -14,11 +15,10 @@ extension Analytics {
         @OptionGroup var output: AnalyticsOutputOptions
         @OptionGroup var database: DatabaseOptions
 
-        func run() throws {
-            let connection = try database.connect()
-            defer { connection.close() }
+        func run() async throws {
             let query = range.query
-            output.print(AnalyticsReport(try connection.refunds(query)), empty: "no refunds from \(query.from) to \(query.to)")
+            let rows = try await database.withLedger { try await $0.refunds(query) }
+            output.print(AnalyticsReport(rows), empty: "no refunds from \(query.from) to \(query.to)")
         }
     }
 }

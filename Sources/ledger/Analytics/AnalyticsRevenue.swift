@@ -1,9 +1,10 @@
 import ArgumentParser
 import Foundation
+import LedgerOutput
 import PurchaseLedger
 
 extension Analytics {
-    struct Revenue: ParsableCommand {
+    struct Revenue: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Payments, gross, refunds and net per period, store and currency.",
             discussion: """
@@ -19,15 +20,14 @@ extension Analytics {
 
         @OptionGroup var database: DatabaseOptions
 
-        func run() throws {
-            let connection = try database.connect()
-            defer { connection.close() }
+        func run() async throws {
             let query = range.query
-            let rows = try connection.revenue(query)
+            let (rows, periods) = try await database.withLedger { ledger in
+                (try await ledger.revenue(query), plot == nil ? [] : try await ledger.periods(query))
+            }
             output.print(AnalyticsReport(rows), empty: "no payments or refunds from \(query.from) to \(query.to)")
             if let plot {
-                let chart = AnalyticsChart.revenue(rows, periods: try connection.periods(query), query: query)
-                try AnalyticsChart.write(chart, to: plot)
+                try AnalyticsChart.write(AnalyticsChart.revenue(rows, periods: periods, query: query), to: plot)
             }
         }
     }

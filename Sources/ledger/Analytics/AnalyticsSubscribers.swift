@@ -1,9 +1,10 @@
 import ArgumentParser
 import Foundation
+import LedgerOutput
 import PurchaseLedger
 
 extension Analytics {
-    struct Subscribers: ParsableCommand {
+    struct Subscribers: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Active subscriptions at the end of each period, per store and product.",
             discussion: """
@@ -19,15 +20,14 @@ extension Analytics {
 
         @OptionGroup var database: DatabaseOptions
 
-        func run() throws {
-            let connection = try database.connect()
-            defer { connection.close() }
+        func run() async throws {
             let query = range.query
-            let rows = try connection.subscribers(query)
+            let (rows, periods) = try await database.withLedger { ledger in
+                (try await ledger.subscribers(query), plot == nil ? [] : try await ledger.periods(query))
+            }
             output.print(AnalyticsReport(rows), empty: "no active subscriptions from \(query.from) to \(query.to)")
             if let plot {
-                let chart = AnalyticsChart.subscribers(rows, periods: try connection.periods(query), query: query)
-                try AnalyticsChart.write(chart, to: plot)
+                try AnalyticsChart.write(AnalyticsChart.subscribers(rows, periods: periods, query: query), to: plot)
             }
         }
     }

@@ -4,7 +4,7 @@ import Foundation
 import Postgres
 import PurchaseLedger
 
-struct Demo: ParsableCommand {
+struct Demo: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Generate realistic ledger traffic (fixed seed), ingest it, and show what the ledger knows.",
         discussion: """
@@ -32,11 +32,17 @@ struct Demo: ParsableCommand {
         guard users >= 1 else { throw ValidationError("--users must be at least 1") }
     }
 
-    func run() throws {
+    func run() async throws {
         if let write {
             try writeFile(write)
             return
         }
+        try ingest()
+        try await database.withLedger { try await show($0) }
+    }
+
+    /// Migrates, then ingests the generated lines on one connection, as `ledger ingest` does.
+    private func ingest() throws {
         let connection = try database.connect()
         defer { connection.close() }
         try Migrator().migrate(connection)
@@ -53,23 +59,23 @@ struct Demo: ParsableCommand {
         let applied = summary.lines - summary.rejected
         print("ingested \(summary.lines) lines with seed \(seed): \(applied) applied, \(summary.rejected) refused"
               + (reasons.isEmpty ? "" : " (\(reasons))"))
-        try show(connection)
     }
 
-    private func show(_ connection: Connection) throws {
+    /// What the ledger knows: the library's queries, as a backend calls them.
+    private func show(_ ledger: Ledger) async throws {
         let at = DemoGenerator.clock.date
         let user = DemoGenerator.showcaseUser
         print("\n== \(user): unconsumed payments (goods paid for, not handed out)")
-        let unconsumed = try connection.unconsumed(userId: user)
+        let unconsumed = try await ledger.unconsumed(userId: user)
         print(Table(["paymentSeq", "store", "product", "price", "purchased (UTC)"], unconsumed.map {
             [$0.paymentSeq, $0.storeCode.rawValue, $0.productId, "\($0.price) \($0.currency)", $0.purchaseTime.ledgerText]
         }).render(empty: "none"))
         print("\n== \(user): active subscriptions at \(at.ledgerText)")
-        let subscriptions = try connection.subscriptions(userId: user, at: at)
+        let subscriptions = try await ledger.subscriptions(userId: user, at: at)
         print(Table(["store", "product", "type", "expires (UTC)", "autoRenewing"], subscriptions.map {
             [$0.storeCode.rawValue, $0.productId, $0.productType.rawValue, $0.expiryTime?.ledgerText ?? "-", $0.autoRenewing ? "yes" : "no"]
         }).render(empty: "none"))
-        let summary = try connection.summary(at: at)
+        let summary = try await ledger.summary(at: at)
         print("\n== the ledger at \(at.ledgerText)")
         let events = summary.eventsByType.map { "\($0.type) \($0.count)" }.joined(separator: ", ")
         let payments = summary.paymentsByStore.map { "\($0.store) \($0.count)" }.joined(separator: ", ")

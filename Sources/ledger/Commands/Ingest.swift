@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LedgerOutput
 import PurchaseLedger
 
 struct Ingest: ParsableCommand {

@@ -1,9 +1,10 @@
 import ArgumentParser
 import Foundation
 import LedgerJSON
+import LedgerOutput
 import PurchaseLedger
 
-struct Subscriptions: ParsableCommand {
+struct Subscriptions: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "A user's subscriptions at an instant (default now), from the projections.")
 
@@ -19,12 +20,11 @@ struct Subscriptions: ParsableCommand {
     @OptionGroup var output: OutputOptions
     @OptionGroup var database: DatabaseOptions
 
-    func run() throws {
+    func run() async throws {
         let instant = at?.date ?? Date()
-        let connection = try database.connect()
-        defer { connection.close() }
-        let subscriptions = try connection.subscriptions(userId: user.userId, stores: stores.set, at: instant,
-                                                         includeExpired: includeExpired)
+        let subscriptions = try await database.withLedger {
+            try await $0.subscriptions(userId: user.userId, stores: stores.set, at: instant, includeExpired: includeExpired)
+        }
         if output.json {
             var w = JSONWriter()
             w.beginArray()

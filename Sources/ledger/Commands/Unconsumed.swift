@@ -1,9 +1,10 @@
 import ArgumentParser
 import Foundation
 import LedgerJSON
+import LedgerOutput
 import PurchaseLedger
 
-struct Unconsumed: ParsableCommand {
+struct Unconsumed: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "A user's payments whose goods were not handed out yet (neither consumed nor refunded).")
 
@@ -12,10 +13,8 @@ struct Unconsumed: ParsableCommand {
     @OptionGroup var output: OutputOptions
     @OptionGroup var database: DatabaseOptions
 
-    func run() throws {
-        let connection = try database.connect()
-        defer { connection.close() }
-        let payments = try connection.unconsumed(userId: user.userId, stores: stores.set)
+    func run() async throws {
+        let payments = try await database.withLedger { try await $0.unconsumed(userId: user.userId, stores: stores.set) }
         if output.json {
             var w = JSONWriter()
             w.beginArray()

@@ -8,7 +8,22 @@ struct DatabaseOptions: ParsableArguments {
             help: "A postgresql:// URL or key=value conninfo. Default: $DATABASE_URL, then libpq's PG* variables.")
     var databaseURL: String?
 
-    /// Opens one connection (exit 2 with a one-line reason when that fails).
+    /// Runs `body` with a `Ledger` of one connection (the library's calls, as the README shows
+    /// them) and closes it; a database that cannot be reached exits 2 with a one-line reason.
+    func withLedger<T>(_ body: (Ledger) async throws -> T) async throws -> T {
+        let ledger = Ledger(databaseURL: databaseURL, poolSize: 1, logger: LedgerLog.logger)
+        do {
+            let value = try await body(ledger)
+            await ledger.close()
+            return value
+        } catch {
+            await ledger.close()
+            throw error
+        }
+    }
+
+    /// Opens one connection (exit 2 with a one-line reason when that fails), for the commands that
+    /// hold one connection for their whole run (migrate, ingest, rebuild, verify).
     func connect() throws -> Connection {
         try Connection.connect(Ledger.configuration(databaseURL))
     }

@@ -15,7 +15,7 @@ struct AppleNotificationTests {
     static let second = M.transaction("101", original: "100", purchase: "2026-04-01T00:00:00Z", expires: "2026-05-01T00:00:00Z")
 
     func subscriptions(_ c: Connection, at: String, user: String = "ua") throws -> [Subscription] {
-        try c.subscriptions(userId: user, at: Fixture.time(at), includeExpired: true)
+        try Subscription.fetchAll(c, userId: user, at: Fixture.time(at), includeExpired: true)
     }
 
     func ingest(_ c: Connection, _ lines: [String]) throws -> [CommandOutcome] {
@@ -101,10 +101,10 @@ struct AppleNotificationTests {
                 let inGrace = try #require(try subscriptions(c, at: "2026-04-03T00:00:00Z").first)
                 #expect(inGrace.status == .inGracePeriod && inGrace.entitled)
                 #expect(inGrace.gracePeriodExpiryTime == Fixture.time("2026-04-08T00:00:00Z"))
-                #expect(try c.subscriptions(userId: "ua", at: Fixture.time("2026-04-03T00:00:00Z")).count == 1)
+                #expect(try Subscription.fetchAll(c, userId: "ua", at: Fixture.time("2026-04-03T00:00:00Z")).count == 1)
                 let retry = try #require(try subscriptions(c, at: "2026-04-10T00:00:00Z").first)
                 #expect(retry.status == .billingRetry && !retry.entitled && retry.gracePeriodExpiryTime == nil)
-                #expect(try c.subscriptions(userId: "ua", at: Fixture.time("2026-04-10T00:00:00Z")).isEmpty)
+                #expect(try Subscription.fetchAll(c, userId: "ua", at: Fixture.time("2026-04-10T00:00:00Z")).isEmpty)
                 #expect(try subscriptions(c, at: "2026-04-15T00:00:00Z").first?.status == .active)
             }
         }
@@ -192,7 +192,7 @@ struct AppleNotificationTests {
                                           type: "Consumable", price: 990)
                 let out = try ingest(c, [Self.link, mint.line(M.payload("ONE_TIME_CHARGE", uuid: "n-c1", signed: "2026-03-01T00:00:00Z", transaction: coins))])
                 #expect(out.map(\.status) == [.recorded, .recorded])
-                #expect(try c.unconsumed(userId: "ua").map(\.paymentSeq) == ["C-1"])
+                #expect(try UnconsumedPayment.fetchAll(c, userId: "ua").map(\.paymentSeq) == ["C-1"])
                 #expect(try c.run(.consume(paymentSeq: "C-1", userId: "ua", purchaseToken: "guess", time: nil)).error?.code == .tokenInvalid)
                 // The SDK line for the same transaction gives it its paymentSeq and token.
                 var sdk = Fixture.consumable("P-77", user: "ua")
@@ -203,7 +203,7 @@ struct AppleNotificationTests {
                 #expect(try c.run(.consume(paymentSeq: "C-1", userId: "ua", purchaseToken: nil, time: nil)).error?.code == .tokenInvalid)
                 #expect(try c.run(.consume(paymentSeq: "P-77", userId: "ua", purchaseToken: sdk.purchaseToken, time: nil)).status == .consumed)
                 #expect(try c.run(.consume(paymentSeq: "C-1", userId: "ua", purchaseToken: sdk.purchaseToken, time: nil)).status == .alreadyConsumed)
-                #expect(try c.unconsumed(userId: "ua").isEmpty)
+                #expect(try UnconsumedPayment.fetchAll(c, userId: "ua").isEmpty)
             }
         }
     }
@@ -214,7 +214,7 @@ struct AppleNotificationTests {
                 let coins = M.transaction("C-2", original: "C-2", product: "coins_100", purchase: "2026-03-01T00:00:00Z",
                                           type: "Consumable", price: 120000)
                 _ = try ingest(c, [Self.link, mint.line(M.payload("ONE_TIME_CHARGE", uuid: "n-c2", signed: "2026-03-01T00:00:00Z", transaction: coins))])
-                #expect(try c.unconsumed(userId: "ua").first?.price == "120")
+                #expect(try UnconsumedPayment.fetchAll(c, userId: "ua").first?.price == "120")
                 #expect(try c.ingest([#"{"type":"consume","userId":"ua","paymentSeq":"C-2"}"#]).first?.status == .consumed)
                 #expect(try c.ingest([#"{"type":"consume","userId":"ua","paymentSeq":"C-2"}"#]).first?.status == .alreadyConsumed)
             }
@@ -232,7 +232,7 @@ struct AppleNotificationTests {
                 #expect(out.map(\.status) == [.recorded, .duplicate, .recorded, .recorded, .rejected, .rejected])
                 #expect(out[4].error?.code == .productInvalid && out[5].error?.code == .userInvalid)
                 #expect(try subscriptions(c, at: "2026-03-15T00:00:00Z").first?.productType == .consumableAutoRenewable)
-                #expect(try c.unconsumed(userId: "ua").map(\.paymentSeq) == ["100"])
+                #expect(try UnconsumedPayment.fetchAll(c, userId: "ua").map(\.paymentSeq) == ["100"])
             }
         }
     }

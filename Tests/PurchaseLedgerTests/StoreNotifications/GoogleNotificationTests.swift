@@ -25,7 +25,7 @@ struct GoogleNotificationTests {
     static let renewal = #"{"userId":"ug","productId":"vip_month","productType":"AUTO_RENEWABLE","price":"4.99","currency":"USD","transactionId":"GPA.1-1","originalTransactionId":"GPA.1-0","purchaseTime":"2026-04-01T00:00:00Z","expiryTime":"2026-05-01T00:00:00Z"}"#
 
     func status(_ c: Connection, at: String) throws -> Subscription? {
-        try c.subscriptions(userId: "ug", at: Fixture.time(at), includeExpired: true).first
+        try Subscription.fetchAll(c, userId: "ug", at: Fixture.time(at), includeExpired: true).first
     }
 
     @Test func aSubscriptionsNotificationsChangeItsLineage() async throws {
@@ -74,7 +74,7 @@ struct GoogleNotificationTests {
                 #expect(out.map(\.status) == [.recorded, .recorded, .recorded, .recorded], "\(out)")
                 #expect(try status(c, at: "2026-03-15T00:00:00Z")?.status == .revoked)
                 #expect(try c.count("SELECT count(*) FROM ledger.payments WHERE refunded_at IS NOT NULL") == 2)
-                #expect(try c.unconsumed(userId: "ug").isEmpty)
+                #expect(try UnconsumedPayment.fetchAll(c, userId: "ug").isEmpty)
             }
         }
     }

@@ -40,7 +40,7 @@ struct NotificationOrderTests {
         var result: [String] = []
         var instant = Fixture.time("2026-02-25T00:00:00Z")
         while instant < Fixture.time("2026-07-01T00:00:00Z") {
-            for s in try c.subscriptions(userId: "u-\(k)", at: instant, includeExpired: true) {
+            for s in try Subscription.fetchAll(c, userId: "u-\(k)", at: instant, includeExpired: true) {
                 result.append([instant.ledgerText, s.status.rawValue, "\(s.entitled)", "\(s.autoRenewing)",
                                s.expiryTime?.ledgerText ?? "-", s.gracePeriodExpiryTime?.ledgerText ?? "-",
                                String(s.latestPaymentSeq.dropFirst(k.count)), s.productType.rawValue].joined(separator: " "))

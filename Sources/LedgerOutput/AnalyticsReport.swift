@@ -1,5 +1,6 @@
 import Foundation
 import Postgres
+import PurchaseLedger
 import LedgerJSON
 
 /// One cell of an analytics report, typed so each output format can print it right.

@@ -1,0 +1,23 @@
+import Foundation
+
+extension Ledger {
+    /// The user's payments whose goods were not handed out yet, on the given stores (all when
+    /// empty), ordered by purchase time then paymentSeq (CONTRACT.md §3.1).
+    public func unconsumed(userId: String, stores: Set<StoreCode> = []) async throws -> [UnconsumedPayment] {
+        try await pool.withConnection { try UnconsumedPayment.fetchAll($0, userId: userId, stores: stores) }
+    }
+
+    /// The user's subscriptions at an instant (default now): active ones, or all with
+    /// `includeExpired`; ordered by store then originalTransactionId (CONTRACT.md §3.2).
+    public func subscriptions(userId: String, stores: Set<StoreCode> = [], at instant: Date = Date(),
+                              includeExpired: Bool = false) async throws -> [Subscription] {
+        try await pool.withConnection {
+            try Subscription.fetchAll($0, userId: userId, stores: stores, at: instant, includeExpired: includeExpired)
+        }
+    }
+
+    /// A one-screen picture of the whole ledger, with subscriptions evaluated at `instant`.
+    public func summary(at instant: Date = Date()) async throws -> LedgerSummary {
+        try await pool.withConnection { try LedgerSummary.fetch($0, at: instant) }
+    }
+}
