@@ -9,7 +9,6 @@ import Logging
 import Postgres
 import PurchaseLedger
 import ServiceLifecycle
-import Synchronization
 
 /// A `ledger serve` application started in-process on a free loopback port, against a database
 /// of the test's own, reached over real HTTP (URLSession, a client independent of the server's).
@@ -43,10 +42,10 @@ struct ServerHarness: Sendable {
             let ledger = Ledger(databaseURL: databaseURL ?? database.conninfo, poolSize: poolSize, stores: configuration.stores)
             let log = LogCapture()
             let (ports, bound) = AsyncStream.makeStream(of: Int.self)
-            let app = LedgerServer.application(ledger: ledger, configuration: configuration, logger: log.logger) {
+            let app = LedgerServer.application(ledger: ledger, configuration: configuration, logger: log.logger()) {
                 bound.yield($0)
             }
-            let group = ServiceGroup(configuration: .init(services: [app], logger: log.logger))
+            let group = ServiceGroup(configuration: .init(services: [app], logger: log.logger()))
             let outcome: Result<Void, any Error> = await withTaskGroup(of: Void.self) { tasks in
                 tasks.addTask { try? await group.run() }
                 var next = ports.makeAsyncIterator()
@@ -129,34 +128,4 @@ struct Reply: Sendable {
 
     var code: String? { json["code"] as? String }
     var message: String { json["message"] as? String ?? "" }
-}
-
-/// Collects every log line the server writes, as text, to check what it logs and what never.
-final class LogCapture: Sendable {
-    let lines = Mutex<[String]>([])
-
-    var logger: Logger {
-        var logger = Logger(label: "ledger.serve.test") { _ in Handler(capture: self) }
-        logger.logLevel = .trace
-        return logger
-    }
-
-    var all: [String] { lines.withLock { $0 } }
-
-    struct Handler: LogHandler {
-        let capture: LogCapture
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .trace
-
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-
-        func log(event: LogEvent) {
-            let merged = metadata.merging(event.metadata ?? [:]) { $1 }
-            let text = "\(event.level) \(event.message) " + merged.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
-            capture.lines.withLock { $0.append(text) }
-        }
-    }
 }

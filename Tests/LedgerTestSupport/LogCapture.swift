@@ -17,6 +17,15 @@ public final class LogCapture: Sendable {
     /// The records so far, in order.
     public var records: [Record] { storage.withLock { $0 } }
 
+    /// Each record as one line of text, `LEVEL MESSAGE key=value…` (metadata sorted by key), to
+    /// check what was logged and what never was.
+    public var all: [String] {
+        records.map { record in
+            "\(record.level) \(record.message) "
+                + record.metadata.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+        }
+    }
+
     /// A logger at `level` whose records this capture keeps.
     public func logger(level: Logger.Level = .trace) -> Logger {
         var logger = Logger(label: "test", factory: { _ in Handler(capture: self) })
