@@ -35,7 +35,7 @@ struct HTTPPaths {
     /// `POST /v1/consumes` per second over `connections` connections, each consuming payments of
     /// its own recorded beforehand; every answer must be 200 `consumed`.
     func consumeRate(_ server: ServeProcess, connections: Int, seconds: Double, perClient: Int, tag: String) throws -> HTTPLoad.Result {
-        try recordForConsumes(clients: connections, perClient: perClient, tag: tag)
+        try LedgerPaths(conninfo: conninfo).recordForConsumes(clients: connections, perClient: perClient, tag: tag)
         let key = server.key
         return HTTPLoad.run(port: server.port, connections: connections, seconds: seconds, limit: perClient) { connection, client, n in
             let seq = "\(tag)-\(client)-\(n)"
@@ -43,20 +43,6 @@ struct HTTPPaths {
             let answer = try connection.post("/v1/consumes", key: key, json: body)
             guard answer.status == 200, answer.body.contains(#""status":"consumed""#) else {
                 throw BenchError("POST /v1/consumes answered \(answer.status): \(answer.body.prefix(200))")
-            }
-        }
-    }
-
-    /// Records `perClient` purchases for each of `clients` consumers, in batches, through the library.
-    func recordForConsumes(clients: Int, perClient: Int, tag: String) throws {
-        let connection = try Connection.connect(ConnectionConfiguration(conninfo))
-        defer { connection.close() }
-        for client in 0..<clients {
-            for chunk in stride(from: 0, to: perClient, by: 500) {
-                let commands = (chunk..<min(perClient, chunk + 500)).map {
-                    LedgerCommand.record(benchPayment("\(tag)-\(client)-\($0)", user: $0), kind: .purchase)
-                }
-                _ = try connection.executeBatch(commands)
             }
         }
     }
@@ -83,12 +69,10 @@ struct HTTPPaths {
             let status = server.waitForExit()
             let connection = try Connection.connect(ConnectionConfiguration(conninfo))
             defer { connection.close() }
-            var lost = 0
-            for seq in acknowledged.all {
-                let rows = try connection.query("SELECT 1 FROM ledger.events WHERE stream = \("payment:" + seq) LIMIT 1")
-                if rows.isEmpty { lost += 1 }
-            }
-            return (acknowledged.all.count, lost, status)
+            let logged = Set(try connection.query("SELECT payment_seq FROM ledger.payments WHERE payment_seq LIKE \(tag + "-%")")
+                .map { try $0.decode("payment_seq", as: String.self) })
+            let all = acknowledged.all
+            return (all.count, Set(all).subtracting(logged).count, status)
         }
     }
 

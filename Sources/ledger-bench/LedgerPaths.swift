@@ -17,20 +17,26 @@ struct LedgerPaths {
     /// Consumes per second through the library by `clients` concurrent callers, each consuming
     /// its own payments (recorded beforehand, in batches).
     func consumeRate(clients: Int, seconds: Double, perClient: Int, tag: String, poolSize: Int? = nil) async throws -> Double {
+        try recordForConsumes(clients: clients, perClient: perClient, tag: tag)
+        return try await rate(clients: clients, poolSize: poolSize ?? clients, seconds: seconds, limit: perClient) { ledger, client, n in
+            let seq = "\(tag)-\(client)-\(n)"
+            guard case .consumed = try await ledger.consume(paymentSeq: seq, userId: benchUser(n), purchaseToken: "tok-\(seq)") else {
+                throw BenchError("payment \(seq) was not consumed")
+            }
+        }
+    }
+
+    /// Records `perClient` purchases (`TAG-CLIENT-N`) for each of `clients` consumers, in batches
+    /// of 500, for the consume figures of the library and of HTTP.
+    func recordForConsumes(clients: Int, perClient: Int, tag: String) throws {
         let connection = try Connection.connect(ConnectionConfiguration(conninfo))
+        defer { connection.close() }
         for client in 0..<clients {
             for chunk in stride(from: 0, to: perClient, by: 500) {
                 let commands = (chunk..<min(perClient, chunk + 500)).map {
                     LedgerCommand.record(benchPayment("\(tag)-\(client)-\($0)", user: $0), kind: .purchase)
                 }
                 _ = try connection.executeBatch(commands)
-            }
-        }
-        connection.close()
-        return try await rate(clients: clients, poolSize: poolSize ?? clients, seconds: seconds, limit: perClient) { ledger, client, n in
-            let seq = "\(tag)-\(client)-\(n)"
-            guard case .consumed = try await ledger.consume(paymentSeq: seq, userId: benchUser(n), purchaseToken: "tok-\(seq)") else {
-                throw BenchError("payment \(seq) was not consumed")
             }
         }
     }

@@ -51,32 +51,27 @@ public final class JWKSSource: Sendable {
     func key(_ kid: String) async throws(JWKSError) -> _RSA.Signing.PublicKey? {
         guard case .url(let url) = origin else { return state.withLock { $0.keys?.keys[kid] } }
         let now = ContinuousClock.now
-        let (known, fetch) = state.withLock { state -> (_RSA.Signing.PublicKey?, Bool) in
-            let key = state.keys?.keys[kid]
+        let (keys, fetch) = state.withLock { state -> (JWKS?, Bool) in
             let stale = state.fetchedAt.map { now - $0 >= refreshInterval } ?? true
             let mayFetch = state.attemptedAt.map { now - $0 >= minimumRefetchInterval } ?? true
-            let fetch = (state.keys == nil || stale || key == nil) && mayFetch
+            let fetch = (state.keys?.keys[kid] == nil || stale) && mayFetch
             if fetch { state.attemptedAt = now }
-            return (key, fetch)
+            return (state.keys, fetch)
         }
-        guard fetch else {
-            if known == nil, state.withLock({ $0.keys == nil }) {
-                throw JWKSError("the JWKS at \(url) could not be fetched yet")
+        if fetch {
+            do {
+                let fetched = try await Self.fetch(url)
+                state.withLock {
+                    $0.keys = fetched
+                    $0.fetchedAt = now
+                }
+                return fetched.keys[kid]
+            } catch where keys != nil {
+                // Keep using what was fetched before.
             }
-            return known
         }
-        do {
-            let keys = try await Self.fetch(url)
-            state.withLock {
-                $0.keys = keys
-                $0.fetchedAt = now
-            }
-            return keys.keys[kid]
-        } catch {
-            // Keep using what was fetched before; without it, nothing can be verified.
-            guard state.withLock({ $0.keys != nil }) else { throw error }
-            return state.withLock { $0.keys?.keys[kid] }
-        }
+        guard let keys else { throw JWKSError("the JWKS at \(url) could not be fetched yet") }
+        return keys.keys[kid]
     }
 
     private static func fetch(_ url: URL) async throws(JWKSError) -> JWKS {
