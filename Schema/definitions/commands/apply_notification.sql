@@ -25,7 +25,7 @@ BEGIN
                 (SELECT product_type FROM ledger.products WHERE store_code = 'AS' AND product_id = n->'payment'->>'productId'),
                 'AUTO_RENEWABLE') END;
             d := n->'payment' || jsonb_build_object('userId', p_owner, 'productType', v_type,
-                                                    'paymentSeq', n->>'transactionId', 'source', 'notification');
+                                                    'paymentSeq', n->>'transactionId');
             r := ledger.record_payment_core(
                 CASE WHEN v_type <> 'CONSUMABLE' AND n->>'transactionId' <> coalesce(v_lineage, n->>'transactionId')
                      THEN 'renewal' ELSE 'purchase' END, d, true);

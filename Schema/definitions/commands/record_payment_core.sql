@@ -1,4 +1,6 @@
--- Records a purchase or a renewal (p_kind 'purchase' | 'renewal'); d is the event's data.
+-- Records a purchase or a renewal (p_kind 'purchase' | 'renewal'); d is the payment command
+-- (the §2.1 fields under their contract names, the token as purchaseTokenSha256), checked by
+-- ledger.payment_invalid_field; the event's data is what ledger.payment_event builds from it.
 -- p_from_store: the payment comes from a verified store notification (it has no purchase token,
 -- and is a duplicate of any payment already recorded for its store transaction). An SDK line for
 -- a payment first learned from a notification, with the same user, product and price, is a
@@ -27,6 +29,7 @@ BEGIN
         RETURN ledger.rejected('INVALID_INPUT',
             format('payment %s: %s is missing or invalid', coalesce(v_seq, '(no paymentSeq)'), v_field), v_seq);
     END IF;
+    d := ledger.payment_event(d, p_from_store);
     v_token := decode(d->>'purchaseTokenSha256', 'hex');
     -- Lock order, for every command: payment, store transaction, lineage, Google token.
     PERFORM pg_advisory_xact_lock(hashtextextended('payment:' || v_seq, 0)),

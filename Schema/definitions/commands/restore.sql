@@ -14,7 +14,14 @@ DECLARE
 BEGIN
     BEGIN
         FOR v_item, v_index IN SELECT value, ordinality FROM jsonb_array_elements(p_items) WITH ORDINALITY LOOP
-            r := ledger.record_payment_in_tx(v_item->>'kind', v_item->'data');
+            -- CONTRACT.md §2.3: every item is the restoring user's, on the restore's store.
+            IF v_item->'data'->>'userId' IS DISTINCT FROM p_user_id
+               OR v_item->'data'->>'storeCode' IS DISTINCT FROM p_store_code THEN
+                r := ledger.rejected('INVALID_INPUT', format('%s must equal the restore''s',
+                         CASE WHEN v_item->'data'->>'userId' IS DISTINCT FROM p_user_id THEN 'userId' ELSE 'storeCode' END));
+            ELSE
+                r := ledger.record_payment_in_tx(v_item->>'kind', v_item->'data');
+            END IF;
             IF r.status = 'rejected' THEN
                 RAISE EXCEPTION USING ERRCODE = 'LR001', MESSAGE = r.code,
                       DETAIL = format('purchases[%s]: %s', v_index - 1, r.message);

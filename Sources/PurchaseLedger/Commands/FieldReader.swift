@@ -27,19 +27,34 @@ struct FieldReader {
         LedgerError.invalid(field(name), problem)
     }
 
-    func optionalString(_ names: String..., maxLength: Int, maxBytes: Int? = nil) throws(LedgerError) -> String? {
+    func optionalString(_ names: String..., maxLength: Int) throws(LedgerError) -> String? {
+        try optionalString(names, maxLength: maxLength)
+    }
+
+    /// A text field of the rules (`FieldRules`), under its name or an alias.
+    func optionalString(_ rule: FieldRule) throws(LedgerError) -> String? {
+        try optionalString(rule.names, maxLength: rule.maxLength ?? Int.max)
+    }
+
+    private func optionalString(_ names: [String], maxLength: Int) throws(LedgerError) -> String? {
         guard let (name, value) = value(names) else { return nil }
         guard case .string(let text) = value else {
             throw invalid(name, "expected a string, got \(value.typeName)")
-        }
-        if let maxBytes, text.utf8.count > maxBytes {
-            throw invalid(name, "longer than \(maxBytes) bytes of UTF-8")
         }
         if let problem = Self.textProblem(text, maxLength: maxLength) { throw invalid(name, problem) }
         return text
     }
 
     func string(_ names: String..., maxLength: Int) throws(LedgerError) -> String {
+        try string(names, maxLength: maxLength)
+    }
+
+    /// A required text field of the rules (`FieldRules`), under its name or an alias.
+    func string(_ rule: FieldRule) throws(LedgerError) -> String {
+        try string(rule.names, maxLength: rule.maxLength ?? Int.max)
+    }
+
+    private func string(_ names: [String], maxLength: Int) throws(LedgerError) -> String {
         guard let (name, value) = value(names) else { throw invalid(names[0], "missing") }
         guard case .string(let text) = value else {
             throw invalid(name, "expected a string, got \(value.typeName)")
@@ -59,18 +74,22 @@ struct FieldReader {
         return nil
     }
 
-    /// A string that may hold any Unicode, U+0000 included (a payload).
-    func rawString(_ name: String, maxBytes: Int) throws(LedgerError) -> String? {
-        guard let (name, value) = value([name]) else { return nil }
+    /// A string that may hold any Unicode, U+0000 included (a payload), of at most the rule's
+    /// `maxBytes` bytes of UTF-8.
+    func rawString(_ rule: FieldRule) throws(LedgerError) -> String? {
+        guard let (name, value) = value(rule.names) else { return nil }
         guard case .string(let text) = value else {
             throw invalid(name, "expected a string, got \(value.typeName)")
         }
-        guard text.utf8.count <= maxBytes else { throw invalid(name, "longer than \(maxBytes) bytes of UTF-8") }
+        if let maxBytes = rule.maxBytes, text.utf8.count > maxBytes {
+            throw invalid(name, "longer than \(maxBytes) bytes of UTF-8")
+        }
         return text
     }
 
-    func bool(_ names: String...) throws(LedgerError) -> Bool {
-        guard let (name, value) = value(names) else { return false }
+    /// A boolean field of the rules; absent or null is the rule's default (false).
+    func bool(_ rule: FieldRule) throws(LedgerError) -> Bool {
+        guard let (name, value) = value(rule.names) else { return rule.defaultValue?.boolValue ?? false }
         guard case .bool(let flag) = value else {
             throw invalid(name, "expected true or false, got \(value.typeName)")
         }
@@ -78,6 +97,15 @@ struct FieldReader {
     }
 
     func int64(_ names: String...) throws(LedgerError) -> Int64? {
+        try int64(names)
+    }
+
+    /// An integer field of the rules, under its name or an alias.
+    func int64(_ rule: FieldRule) throws(LedgerError) -> Int64? {
+        try int64(rule.names)
+    }
+
+    private func int64(_ names: [String]) throws(LedgerError) -> Int64? {
         guard let (name, value) = value(names) else { return nil }
         guard case .number(let literal) = value, let number = Int64(literal) else {
             throw invalid(name, "expected an integer, got \(value.typeName == "number" ? "a number out of range" : value.typeName)")
@@ -85,10 +113,10 @@ struct FieldReader {
         return number
     }
 
-    func store(_ name: String = "storeCode") throws(LedgerError) -> StoreCode {
-        let text = try string(name, maxLength: 16)
+    func store(_ rule: FieldRule = FieldRules.payment("storeCode")) throws(LedgerError) -> StoreCode {
+        let text = try string([rule.field], maxLength: rule.maxLength ?? Int.max)
         guard let store = StoreCode(rawValue: text) else {
-            throw LedgerError(.unknownStore, "\(field(name)): unknown store \"\(text)\" (expected AS or GG)")
+            throw LedgerError(.unknownStore, "\(field(rule.field)): unknown store \"\(text)\" (expected AS or GG)")
         }
         return store
     }
@@ -127,7 +155,7 @@ struct FieldReader {
     }
 
     func currency() throws(LedgerError) -> String {
-        let text = try string("currency", maxLength: 3)
+        let text = try string(FieldRules.payment("currency"))
         guard text.utf8.count == 3, text.utf8.allSatisfy({ $0 >= 65 && $0 <= 90 }) else {
             throw invalid("currency", "expected three upper-case letters such as USD, got \"\(text)\"")
         }

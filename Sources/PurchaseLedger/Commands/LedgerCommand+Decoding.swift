@@ -2,16 +2,16 @@ import Foundation
 import LedgerJSON
 
 extension LedgerCommand {
-    /// Limits from CONTRACT.md §2.1.
+    /// The limits of CONTRACT.md §2.1, from the field rules the database checks too
+    /// (`Schema/definitions/rules/field_rules.json`).
     enum Limits {
-        static let userId = 128
-        static let productId = 255
-        static let paymentSeq = 128
-        static let purchaseToken = 4096
-        static let transactionId = 255
-        static let payloadBytes = 65_536
-        static let reason = 1024
-        static let appAccountToken = 255
+        static let userId = FieldRules.payment("userId").maxLength!
+        static let productId = FieldRules.payment("productId").maxLength!
+        static let paymentSeq = FieldRules.payment("paymentSeq").maxLength!
+        static let purchaseToken = FieldRules.payment("purchaseToken").maxLength!
+        static let transactionId = FieldRules.payment("transactionId").maxLength!
+        static let reason = FieldRules.command("reason").maxLength!
+        static let appAccountToken = FieldRules.command("appAccountToken").maxLength!
     }
 
     /// Checks a user ID given outside a command (the command line's `--user`) by the contract's
@@ -130,25 +130,22 @@ extension LedgerCommand {
 }
 
 extension Payment {
-    /// Decodes a purchase or renewal; `kind` nil (a restored item) accepts either.
+    /// Decodes a purchase or renewal by the payment rules (`FieldRules.payment`: names, aliases,
+    /// limits); `kind` nil (a restored item) accepts either.
     init(fields: FieldReader, kind: PaymentKind?) throws(LedgerError) {
-        typealias Limits = LedgerCommand.Limits
-        let userId = try fields.string("userId", "userID", maxLength: Limits.userId)
-        let store = try fields.store()
-        let productId = try fields.string("productId", "gamebaseProductId", "productIdentifier", maxLength: Limits.productId)
+        let rule = FieldRules.payment(_:)
+        let userId = try fields.string(rule("userId"))
+        let store = try fields.store(rule("storeCode"))
+        let productId = try fields.string(rule("productId"))
         let productType = try fields.productType()
         let price = try fields.price()
         let currency = try fields.currency()
-        let paymentSeq = try fields.string("paymentSeq", maxLength: Limits.paymentSeq)
-        let token = try fields.string("purchaseToken", "accessToken", maxLength: Limits.purchaseToken)
-        let transactionId = try fields.string("transactionId", "paymentId", "transactionIdentifier", maxLength: Limits.transactionId)
-        let original = try fields.optionalString(
-            "originalTransactionId", "originalPaymentId", "originalTransactionIdentifier", maxLength: Limits.transactionId)
+        let paymentSeq = try fields.string(rule("paymentSeq"))
+        let token = try fields.string(rule("purchaseToken"))
+        let transactionId = try fields.string(rule("transactionId"))
+        let original = try fields.optionalString(rule("originalTransactionId"))
         if kind == .renewal, original == nil {
             throw fields.invalid("originalTransactionId", "required on a renewal")
-        }
-        if let original, original.unicodeScalars.contains("\u{0}") {
-            throw fields.invalid("originalTransactionId", "contains U+0000")
         }
         guard let purchaseTime = try fields.time("purchaseTime") else {
             throw fields.invalid("purchaseTime", "missing")
@@ -169,9 +166,9 @@ extension Payment {
             price: price, currency: currency, paymentSeq: paymentSeq, purchaseToken: token,
             transactionId: transactionId, originalTransactionId: original, purchaseTime: purchaseTime,
             expiryTime: expiryTime,
-            payload: try fields.rawString("payload", maxBytes: Limits.payloadBytes),
-            sandboxPayment: try fields.bool("sandboxPayment"),
-            promotionPayment: try fields.bool("promotionPayment", "storePayment"),
-            productSeq: try fields.int64("productSeq", "itemSeq"))
+            payload: try fields.rawString(rule("payload")),
+            sandboxPayment: try fields.bool(rule("sandboxPayment")),
+            promotionPayment: try fields.bool(rule("promotionPayment")),
+            productSeq: try fields.int64(rule("productSeq")))
     }
 }

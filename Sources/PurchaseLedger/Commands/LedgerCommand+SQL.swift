@@ -10,7 +10,7 @@ extension LedgerCommand {
         let columns = "status, code, message, payment_seq, consumed_at, to_json(recorded)::text AS recorded, to_json(payments)::text AS payments"
         switch self {
         case .record(let payment, let kind):
-            return "SELECT \(unsafeSQL: columns) FROM ledger.record_payment(\(kind.rawValue), \(JSONB(text: payment.eventData()))::jsonb)"
+            return "SELECT \(unsafeSQL: columns) FROM ledger.record_payment(\(kind.rawValue), \(JSONB(text: payment.commandFields()))::jsonb)"
         case .consume(let seq, let user, let token, let time):
             let digest = token.map { Array(SHA256.hash(data: Array($0.utf8))) }
             return "SELECT \(unsafeSQL: columns) FROM ledger.consume(\(seq), \(user), \(digest)::bytea, \(time ?? now)::timestamptz)"
@@ -31,7 +31,7 @@ extension LedgerCommand {
                 items.beginObject()
                 items.field("kind", payment.isRenewal ? PaymentKind.renewal.rawValue : PaymentKind.purchase.rawValue)
                 items.key("data")
-                payment.writeEventData(into: &items)
+                payment.writeCommandFields(into: &items)
                 items.endObject()
             }
             items.endArray()
@@ -72,16 +72,18 @@ extension LedgerCommand {
 }
 
 extension Payment {
-    /// The event's data: every field under its contract name, the token only as its SHA-256
-    /// digest, times in UTC with microseconds, and a payload that jsonb cannot hold (it
-    /// contains U+0000) as `payloadBase64`.
-    func eventData() -> String {
+    /// The payment as the command the database takes (`ledger.record_payment`, a restore's
+    /// items): every field under its contract name, the token only as its SHA-256 digest, times
+    /// in UTC with microseconds, and a payload that jsonb cannot hold (it contains U+0000) as
+    /// `payloadBase64`. The event's data is not written here: `ledger.payment_event` builds it
+    /// from these fields once the database checked them (for these fields, the same data).
+    public func commandFields() -> String {
         var writer = JSONWriter()
-        writeEventData(into: &writer)
+        writeCommandFields(into: &writer)
         return writer.string
     }
 
-    func writeEventData(into writer: inout JSONWriter) {
+    func writeCommandFields(into writer: inout JSONWriter) {
         writer.beginObject()
         writer.field("userId", userId)
         writer.field("storeCode", storeCode.rawValue)

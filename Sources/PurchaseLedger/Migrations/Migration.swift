@@ -8,6 +8,7 @@ public struct Migration: Sendable, Hashable {
     /// The file name, such as `0001_baseline.sql`.
     public let name: String
     /// The SQL text.
+    /// The file's text: SQL, or for a data file (`.json`), the data.
     public let sql: String
     /// SHA-256 of the SQL text, hex: an applied migration whose file changed is refused.
     public let checksum: String
@@ -33,13 +34,14 @@ public struct Migration: Sendable, Hashable {
 }
 
 /// One definition from `Schema/definitions/`: the current text of one function or view (or of
-/// the live projections), written to be run again (`CREATE OR REPLACE`). `ledger migrate`
+/// the live projections), written to be run again (`CREATE OR REPLACE`), or the rows of a table
+/// derived from a data file (`rules/field_rules.json`: ``FieldRules``). `ledger migrate`
 /// applies every definition, in ``all``'s order, whenever one of them changed.
 public struct Definition: Sendable, Hashable {
     /// The path under `Schema/definitions/`, such as `commands/consume.sql`.
     public let path: String
-    /// The concern it belongs to: its folder (`log`, `projections`, `commands`, `queries`,
-    /// `analytics`, `analytics/views`).
+    /// The concern it belongs to: its folder (`rules`, `log`, `projections`, `commands`,
+    /// `queries`, `analytics`, `analytics/views`).
     public var group: String { path.split(separator: "/").dropLast().joined(separator: "/") }
     public let sql: String
     /// SHA-256 of the SQL text, hex.
@@ -58,7 +60,8 @@ public struct Definition: Sendable, Hashable {
 
     /// The order of the concerns: each may use what the ones before it define, and the views,
     /// which PostgreSQL checks when they are created, come after the live projection tables.
-    public static let groups = ["log", "projections", "commands", "queries", "analytics", "analytics/views"]
+    /// The rules are data the command functions read when they run.
+    public static let groups = ["rules", "log", "projections", "commands", "queries", "analytics", "analytics/views"]
 
     /// Every definition of this build, by group in ``groups``' order, then by file name.
     public static let all: [Definition] = EmbeddedSchema.files

@@ -7,7 +7,7 @@ import Postgres
 ///    in `ledger.schema_migrations`; an applied one whose file changed is refused;
 /// 2. every definition (`Schema/definitions/`), in a fixed order, when any of them differs from
 ///    what `ledger.schema_definitions` records (all of them, so that a function dropped and
-///    created again takes whatever depends on it along);
+///    created again takes whatever depends on it along), the field rules' rows among them;
 /// 3. when the projections' definitions changed under live projection tables, a rebuild of the
 ///    projections from the log (shadow tables, replay, swap), never an `ALTER` of their rows.
 ///
@@ -102,7 +102,11 @@ public struct Migrator: Sendable {
         try tx.execute("SELECT set_config('check_function_bodies', 'off', true)")
         for definition in definitions {
             do {
-                try tx.executeScript(unsafeSQL: definition.sql)
+                if definition.path == FieldRules.definitionPath {
+                    try FieldRules.load(json: definition.sql, into: tx)
+                } else {
+                    try tx.executeScript(unsafeSQL: definition.sql)
+                }
             } catch let error as PostgresError {
                 throw MigrationError.definitionFailed(definition.path, error.description)
             }

@@ -157,7 +157,7 @@ struct AppleNotificationDecoder {
         }
     }
 
-    /// The transaction as the §2.1 event data of a payment, without the fields the ledger
+    /// The transaction as the §2.1 command fields of a payment, without the fields the ledger
     /// decides (userId, productType, paymentSeq); nil when it carries no price and none is needed.
     static func payment(_ t: FieldReader, subscription: Bool, required: Bool) throws(LedgerError) -> String? {
         guard t.value(["price"]) != nil, t.value(["currency"]) != nil else {

@@ -98,7 +98,7 @@ struct GoogleNotificationDecoder {
            let order = try attached.optionalString("transactionId", "paymentId", "transactionIdentifier", maxLength: LedgerCommand.Limits.transactionId) {
             object["paymentSeq"] = .string(order)
         }
-        return try Payment(fields: FieldReader(object, path: "payment."), kind: nil).eventData()
+        return try Payment(fields: FieldReader(object, path: "payment."), kind: nil).commandFields()
     }
 
     static func digest(_ token: String) -> String {

@@ -40,7 +40,7 @@ public struct StoreNotification: Sendable, Hashable {
     public var appAccountToken: String?
     /// App Store: `consumable` or `subscription`, from the transaction's `type`.
     public var storeProductType: String?
-    /// The payment's §2.1 event data (App Store: without `userId`, `productType` and `paymentSeq`,
+    /// The payment as §2.1 command fields (App Store: without `userId`, `productType` and `paymentSeq`,
     /// which the ledger decides; Google Play: the `payment` the backend attached, whole).
     public var payment: String?
     /// When a refund or revocation took effect.
