@@ -25,12 +25,19 @@ public enum Fixture {
 
     /// A purchase line in the contract's canonical names, with fields replaced or removed.
     public static func purchaseLine(_ changes: [String: String?] = [:]) -> String {
-        var fields: [(String, String)] = [
+        let fields: [(String, String)] = [
             ("type", "\"purchase\""), ("userId", "\"u1\""), ("storeCode", "\"AS\""),
             ("productId", "\"gem_100\""), ("productType", "\"CONSUMABLE\""), ("price", "\"0.99\""),
             ("currency", "\"USD\""), ("paymentSeq", "\"P-1\""), ("purchaseToken", "\"tok-1\""),
             ("transactionId", "\"T-1\""), ("purchaseTime", "\"2026-01-01T00:00:00Z\""),
         ]
+        return object(fields, with: changes)
+    }
+
+    /// A JSON object of `fields` (key, JSON text) in order, with fields replaced, removed (nil)
+    /// or added at the end.
+    public static func object(_ fields: [(String, String)], with changes: [String: String?]) -> String {
+        var fields = fields
         for (key, value) in changes {
             if let index = fields.firstIndex(where: { $0.0 == key }) {
                 if let value { fields[index].1 = value } else { fields.remove(at: index) }

@@ -25,5 +25,5 @@ RETURN jsonb_build_object(
         'promotionPayment', (d->>'promotionPayment')::boolean,
         'productSeq', (d->>'productSeq')::bigint)
     || CASE WHEN d->>'purchaseTokenSha256' IS NOT NULL
-            THEN jsonb_build_object('purchaseTokenSha256', lower(d->>'purchaseTokenSha256')) ELSE '{}' END
-    || CASE WHEN p_from_store THEN '{"source": "notification"}' ELSE '{}' END;
+            THEN jsonb_build_object('purchaseTokenSha256', lower(d->>'purchaseTokenSha256')) ELSE '{}'::jsonb END
+    || CASE WHEN p_from_store THEN '{"source": "notification"}'::jsonb ELSE '{}'::jsonb END;
