@@ -74,9 +74,11 @@ struct PaymentRuleTests {
             cases.append(Case(field: "purchaseToken", line: nil, command: ["purchaseTokenSha256": quoted(digest)]))
         }
         // Times outside the years 0001 to 9999, and expiries the product type forbids.
-        for time in ["10000-01-01T00:00:00Z", "0000-12-31T00:00:00Z"] {
-            cases.append(both("purchaseTime", quoted(time)))
-            cases.append(both("expiryTime", quoted(time), plus: subscription))
+        // (PostgreSQL reads no year 0: before the year 0001 a direct caller writes BC.)
+        for (line, command) in [("10000-01-01T00:00:00Z", "10000-01-01T00:00:00Z"), ("0000-12-31T00:00:00Z", "0001-12-31T00:00:00Z BC")] {
+            cases.append(Case(field: "purchaseTime", line: ["purchaseTime": quoted(line)], command: ["purchaseTime": quoted(command)]))
+            cases.append(Case(field: "expiryTime", line: subscription.merging(["expiryTime": quoted(line)]) { $1 },
+                              command: subscription.merging(["expiryTime": quoted(command)]) { $1 }))
         }
         cases.append(both("expiryTime", quoted("2025-12-31T00:00:00Z"), plus: subscription))
         cases.append(both("expiryTime", quoted("2026-01-01T00:00:00Z"), plus: subscription))
