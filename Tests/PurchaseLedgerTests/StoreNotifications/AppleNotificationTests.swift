@@ -40,6 +40,25 @@ struct AppleNotificationTests {
         }
     }
 
+    /// A notified payment's event is built by `ledger.payment_event` in the shape the
+    /// notification path always gave it: the transaction as the decoder read it (kept in the
+    /// notification's event), the ledger's userId, productType and paymentSeq, and its source.
+    @Test func aNotifiedPaymentsEventIsTheTransactionWithTheLedgersFields() async throws {
+        try await TestDatabase.with { db in
+            try db.withConnection { c throws in
+                let out = try ingest(c, [Self.link, mint.line(M.payload("SUBSCRIBED", uuid: "n-1", signed: "2026-03-01T00:00:00Z",
+                                                                         transaction: Self.first))])
+                #expect(out.map(\.status) == [.recorded, .recorded])
+                #expect(try c.count("""
+                    SELECT count(*) FROM ledger.events p, ledger.events n
+                     WHERE p.type = 'PurchaseRecorded' AND n.type = 'NotificationReceived'
+                       AND p.data = n.data->'payment' || jsonb_build_object('userId', 'ua', 'productType', 'AUTO_RENEWABLE',
+                                                                            'paymentSeq', '100', 'source', 'notification')
+                    """) == 1)
+            }
+        }
+    }
+
     @Test func aRenewalIsRecordedOnceByIdAndByFact() async throws {
         try await TestDatabase.with { db in
             try db.withConnection { c throws in

@@ -47,6 +47,12 @@ struct GoogleNotificationTests {
                 #expect(out.map(\.status) == [.recorded, .recorded, .duplicate, .ignored, .recorded, .recorded, .recorded,
                                               .recorded, .recorded, .recorded, .ignored])
                 #expect(out[1].paymentSeq == "GPA.1-1" && out[3].notificationId == "m-2")
+                // The attached payment's event is built by ledger.payment_event from the payment
+                // as the decoder read it (kept in the notification's event), unchanged.
+                #expect(try c.count("""
+                    SELECT count(*) FROM ledger.events p, ledger.events n
+                     WHERE p.type = 'RenewalRecorded' AND n.type = 'NotificationReceived' AND p.data = n.data->'payment'
+                    """) == 1)
                 #expect(try status(c, at: "2026-04-15T00:00:00Z")?.autoRenewing == false)
                 #expect(try status(c, at: "2026-04-25T00:00:00Z")?.autoRenewing == true)
                 let grace = try #require(try status(c, at: "2026-05-03T00:00:00Z"))
