@@ -20,6 +20,18 @@ public final class Ledger: Sendable {
 
     /// Which store notifications are accepted (CONTRACT.md §5.1).
     public let stores: StoreConfiguration
+    /// Concurrent commands share transactions through it.
+    let groupCommit: GroupCommit
+    /// Commands in one group-commit batch at most: enough to amortise a commit, few enough that
+    /// a batch's locks stay short.
+    static let maxBatchSize = 32
+
+    /// Batches in flight at once: half the pool (at least one), so that calls beyond that wait
+    /// a moment and go together, while queries keep connections of their own.
+    static func concurrentBatches(poolSize: Int) -> Int {
+        if let text = ProcessInfo.processInfo.environment["LEDGER_GROUP_COMMIT_BATCHES"], let n = Int(text) { return max(1, min(n, poolSize)) }
+        return max(1, poolSize / 2)
+    }
     /// Where the ledger tells what an operator must see: commands run again after a deadlock,
     /// a serialization failure or a lost connection.
     let logger: Logger
@@ -33,6 +45,8 @@ public final class Ledger: Sendable {
     public init(databaseURL: String? = nil, poolSize: Int = 8, stores: StoreConfiguration = .none,
                 logger: Logger? = nil) {
         pool = ConnectionPool(configuration: Ledger.configuration(databaseURL), size: poolSize)
+        groupCommit = GroupCommit(maxBatchSize: Ledger.maxBatchSize,
+                                  maxConcurrentBatches: Ledger.concurrentBatches(poolSize: poolSize))
         self.stores = stores
         self.logger = logger ?? .silent
     }
@@ -52,36 +66,71 @@ public final class Ledger: Sendable {
     }
 
     /// Runs one command and returns the contract's outcome; refusals come back as `.rejected`
-    /// outcomes, not thrown. A deadlock or a serialization failure (nothing was committed) runs
-    /// it again, as `ledger ingest` does; so does a lost connection for an idempotent command.
+    /// outcomes, not thrown.
+    ///
+    /// Concurrent calls share transactions (group commit, ``GroupCommit``): a call that finds
+    /// no other waiting runs alone at once; under load, the calls waiting are sent together, one
+    /// round trip and one commit for all of them, each still atomic on its own and answered
+    /// with its own outcome after the commit. A deadlock or a serialization failure (nothing was
+    /// committed) runs the batch again, as `ledger ingest` does; so does a lost connection, for
+    /// the idempotent commands of it (a consume that may have committed is not run twice).
     public func execute(_ command: LedgerCommand) async throws -> CommandOutcome {
+        try await groupCommit.execute(command) { [self] commands in await runBatch(commands) }
+    }
+
+    /// Runs commands as one transaction and returns one result per command, in order: the
+    /// engine's retry rules (``CommandRetry``) for the library.
+    package func runBatch(_ commands: [LedgerCommand]) async -> [Result<CommandOutcome, any Error>] {
         let now = Date()
         var attempt = 0
         while true {
             attempt += 1
-            // The connection says whether it was lost; the pool drops a broken one.
-            let result = try await pool.withConnection { connection -> Result<CommandOutcome, FailedAttempt> in
-                do {
-                    return .success(try connection.executeBatch([command], now: now)[0])
-                } catch let error as PostgresError {
-                    return .failure(FailedAttempt(error: error, lost: CommandRetry.isLostConnection(error, on: connection)))
+            let result: Result<[CommandOutcome], FailedAttempt>
+            do {
+                // The connection says whether it was lost; the pool drops a broken one.
+                result = try await pool.withConnection { connection -> Result<[CommandOutcome], FailedAttempt> in
+                    do {
+                        return .success(try connection.executeBatch(commands, now: now))
+                    } catch let error as PostgresError {
+                        return .failure(FailedAttempt(error: error, lost: CommandRetry.isLostConnection(error, on: connection)))
+                    }
                 }
+            } catch {
+                // No connection (or this task was cancelled while waiting for one): the leader's
+                // cancellation must not fail the calls it carries, so they run in a task of their own.
+                if error is CancellationError, commands.count > 1 {
+                    let rest = Array(commands.dropFirst())
+                    return [.failure(error)] + (await Task { await self.runBatch(rest) }.value)
+                }
+                return commands.map { _ in .failure(error) }
             }
             switch result {
-            case .success(let outcome):
-                return outcome
+            case .success(let outcomes):
+                return outcomes.map { .success($0) }
             case .failure(let failed):
-                guard attempt < CommandRetry.maxAttempts,
-                      CommandRetry.mayRetry(failed.error, lost: failed.lost, idempotent: command.isIdempotent) else {
-                    throw failed.error
+                let idempotent = commands.allSatisfy(\.isIdempotent)
+                if attempt < CommandRetry.maxAttempts, CommandRetry.mayRetry(failed.error, lost: failed.lost, idempotent: idempotent) {
+                    CommandRetry.logRetry(logger, after: failed.error, lost: failed.lost, attempt: attempt, commands: commands.count)
+                    if failed.lost { try? await Task.sleep(for: .seconds(CommandRetry.pause(afterLostConnection: attempt))) }
+                    continue
                 }
-                CommandRetry.logRetry(logger, after: failed.error, lost: failed.lost, attempt: attempt, commands: 1)
-                if failed.lost { try await Task.sleep(for: .seconds(CommandRetry.pause(afterLostConnection: attempt))) }
+                guard commands.count > 1 else { return [.failure(failed.error)] }
+                // Each command on its own: a lost connection runs again only the idempotent ones
+                // (a consume that may have committed gets the error), any other error is found
+                // out by the command that causes it, and the others still apply.
+                var results: [Result<CommandOutcome, any Error>] = []
+                for command in commands {
+                    if failed.lost && !command.isIdempotent {
+                        results.append(.failure(failed.error))
+                    } else {
+                        results += await runBatch([command])
+                    }
+                }
+                return results
             }
         }
     }
-
-    /// A statement that failed, and whether its connection was lost with it.
+    /// A batch that failed, and whether its connection was lost with it.
     private struct FailedAttempt: Error {
         var error: PostgresError
         var lost: Bool

@@ -17,8 +17,10 @@ struct LibraryRetryTests {
     /// comes first (with the cycle closed by then) is the one cancelled.
     static let ledgerTimeout = " options='-c deadlock_timeout=10s'"
 
-    /// A restore of P-1 and P-2 takes the lock of P-1, then waits for P-2's, which another
-    /// transaction holds; that transaction then asks for P-1's: a deadlock, deterministic. The
+    /// A restore of P-1 and P-2 takes the payments' locks in the ledger's one order
+    /// (`ledger.lock_keys`): the first, then it waits for the second, which another transaction
+    /// holds; that transaction, which breaks the order, then asks for the first: a deadlock,
+    /// deterministic. The
     /// restore's backend finds the cycle first and is cancelled (see ``ledgerTimeout``). The
     /// library runs the restore again once the other transaction committed, and it records both.
     @Test func aRestoreThatLosesADeadlockRunsAgainAndRecords() async throws {
@@ -28,8 +30,12 @@ struct LibraryRetryTests {
             let holder = try db.connect(), watcher = try db.connect()
             defer { [holder, watcher].forEach { $0.close() } }
             let deadlocksBefore = try deadlocks(watcher)
+            let order = try watcher.query("""
+                SELECT k FROM unnest(ARRAY['payment:P-1', 'payment:P-2']) AS k ORDER BY hashtextextended(k, 0)
+                """).map { try $0.decode("k", as: String.self) }
+            let (first, second) = (order[0], order[1])
             try holder.executeScript(unsafeSQL: "SET deadlock_timeout = '60s'; BEGIN")
-            try holder.query("SELECT pg_advisory_xact_lock(hashtextextended('payment:P-2', 0))")
+            try holder.query("SELECT pg_advisory_xact_lock(hashtextextended(\(second), 0))")
 
             let log = LogCapture()
             let ledger = Ledger(databaseURL: db.conninfo + Self.ledgerTimeout, poolSize: 2, logger: log.logger())
@@ -39,11 +45,11 @@ struct LibraryRetryTests {
             }
             // On a thread of its own, so that the cycle closes well within the restore's
             // deadlock_timeout however busy Swift's cooperative threads are: once the restore
-            // waits for P-2, ask for P-1 (this waits until the restore's transaction is
-            // cancelled), then commit; the restore, run again, then records both.
+            // waits for the second, ask for the first (this waits until the restore's
+            // transaction is cancelled), then commit; the restore, run again, then records both.
             let side = Background { () throws -> Bool in
                 try waitOnThread { try advisoryWaiters(watcher) == 1 }
-                try holder.query("SELECT pg_advisory_xact_lock(hashtextextended('payment:P-1', 0))")
+                try holder.query("SELECT pg_advisory_xact_lock(hashtextextended(\(first), 0))")
                 try holder.executeScript(unsafeSQL: "COMMIT")
                 return true
             }

@@ -23,18 +23,15 @@ BEGIN
         v_outcome := 'ignored';
         r := ROW('ignored', NULL, NULL, NULL, NULL, NULL, NULL)::ledger.command_result;
     ELSE
-        -- Parking and releasing hold the locks of what they wait for, in the order the other
-        -- commands take them: account link; payment, store transaction, lineage; Google token.
+        -- Parking and releasing hold the locks of what they wait for, in the ledger's one lock
+        -- order (lock_keys): account link; payment, store transaction, lineage; Google token.
         IF v_store = 'AS' THEN
-            IF n->>'appAccountToken' IS NOT NULL THEN
-                PERFORM pg_advisory_xact_lock(hashtextextended('account:AS:' || (n->>'appAccountToken'), 0));
-            END IF;
-            PERFORM pg_advisory_xact_lock(hashtextextended('payment:' || (n->>'transactionId'), 0)),
-                    pg_advisory_xact_lock(hashtextextended('transaction:AS:' || (n->>'transactionId'), 0)),
-                    pg_advisory_xact_lock(hashtextextended('lineage:AS:'
-                        || coalesce(n->>'originalTransactionId', n->>'transactionId'), 0));
-        ELSIF n->>'effect' <> 'payment' AND n->>'purchaseTokenSha256' IS NOT NULL THEN
-            PERFORM pg_advisory_xact_lock(hashtextextended('token:' || (n->>'purchaseTokenSha256'), 0));
+            PERFORM ledger.lock_keys(ARRAY['account:AS:' || (n->>'appAccountToken'),
+                                           'payment:' || (n->>'transactionId'),
+                                           'transaction:AS:' || (n->>'transactionId'),
+                                           'lineage:AS:' || coalesce(n->>'originalTransactionId', n->>'transactionId')]);
+        ELSIF n->>'effect' <> 'payment' THEN
+            PERFORM ledger.lock_keys(ARRAY['token:' || (n->>'purchaseTokenSha256')]);
         END IF;
         v_owner := ledger.notification_owner(n);
         IF v_owner IS NULL THEN

@@ -31,13 +31,8 @@ BEGIN
     END IF;
     d := ledger.payment_event(d, p_from_store);
     v_token := decode(d->>'purchaseTokenSha256', 'hex');
-    -- Lock order, for every command: payment, store transaction, lineage, Google token.
-    PERFORM pg_advisory_xact_lock(hashtextextended('payment:' || v_seq, 0)),
-            pg_advisory_xact_lock(hashtextextended('transaction:' || v_store || ':' || v_txid, 0)),
-            pg_advisory_xact_lock(hashtextextended('lineage:' || v_store || ':' || coalesce(v_lineage, v_txid), 0));
-    IF v_store = 'GG' AND v_token IS NOT NULL THEN
-        PERFORM pg_advisory_xact_lock(hashtextextended('token:' || encode(v_token, 'hex'), 0));
-    END IF;
+    -- The payment's keys, in the ledger's one lock order (lock_keys).
+    PERFORM ledger.lock_keys(ledger.payment_lock_keys(d));
 
     -- The payment by its name, else another payment holding the same store transaction.
     SELECT payment_seq, user_id, product_id, price, token_sha256, linked_token_sha256 INTO p

@@ -12,6 +12,9 @@ DECLARE
     v_message  text;
     v_pos      bigint;
 BEGIN
+    -- Every item's keys at once, in the ledger's one lock order, before any item takes its own.
+    PERFORM ledger.lock_keys(ARRAY(SELECT unnest(ledger.payment_lock_keys(item->'data'))
+                                     FROM jsonb_array_elements(p_items) AS item));
     BEGIN
         FOR v_item, v_index IN SELECT value, ordinality FROM jsonb_array_elements(p_items) WITH ORDINALITY LOOP
             -- CONTRACT.md §2.3: every item is the restoring user's, on the restore's store.

@@ -13,6 +13,9 @@ enum CommandRetry {
     /// `maxRetries`).
     static let maxAttempts = 20
 
+    /// After this many deadlocks in a row, `ledger ingest` runs a batch as two halves.
+    static let deadlocksBeforeSplit = 3
+
     /// The error is the connection's, not the statement's: the connection is not used again.
     static func isLostConnection(_ error: PostgresError, on connection: Connection?) -> Bool {
         error.kind == .connection || error.kind == .connectionBroken

@@ -149,6 +149,15 @@ public struct Ingestor {
                     throw error
                 }
                 summary.retries += 1
+                if error.sqlState == .deadlockDetected && attempt >= CommandRetry.deadlocksBeforeSplit && commands.count > 1 {
+                    // A batch takes its keys in the one global order, so only locks no key
+                    // foresaw (a payment named by an alias, a notification's own payment) can
+                    // deadlock; smaller batches hold fewer of them at once.
+                    logger.notice("deadlocks again: running the batch as two smaller ones",
+                                  metadata: ["commands": "\(commands.count)", "attempt": "\(attempt)"])
+                    let half = commands.count / 2
+                    return try execute(Array(commands[..<half]), &summary) + execute(Array(commands[half...]), &summary)
+                }
                 CommandRetry.logRetry(logger, after: error, lost: lost, attempt: attempt, commands: commands.count)
                 if lost { Thread.sleep(forTimeInterval: CommandRetry.pause(afterLostConnection: attempt)) }
             }

@@ -1,0 +1,29 @@
+-- Takes the transaction's advisory locks on command keys in the ledger's one global order, so
+-- that no two transactions can wait for each other on them (no deadlock): first by the key's
+-- kind, in the order in which every command function takes its own (restore, notification,
+-- account, payment, store transaction, lineage, Google token, product), then by the key's hash.
+-- A key is 'kind:...', as the command functions build them; nulls are skipped, a key already
+-- held is taken again at no cost. A batch of commands calls it first with the keys of all of
+-- them (LedgerCommand.lockKeys in Swift); a restore with the keys of its items.
+CREATE OR REPLACE FUNCTION ledger.lock_keys(p_keys text[]) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_hash bigint;
+BEGIN
+    FOR v_hash IN
+        SELECT hash FROM (
+            SELECT DISTINCT array_position(
+                       ARRAY['restore', 'notification', 'account', 'payment', 'transaction', 'lineage', 'token', 'product'],
+                       split_part(k, ':', 1)) AS rank,
+                   hashtextextended(k, 0) AS hash
+              FROM unnest(p_keys) AS k
+             WHERE k IS NOT NULL) AS keys
+         ORDER BY rank NULLS LAST, hash
+    LOOP
+        PERFORM pg_advisory_xact_lock(v_hash);
+    END LOOP;
+END
+$$;
+REVOKE ALL ON FUNCTION ledger.lock_keys(text[]) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION ledger.lock_keys(text[]) TO ledger_writer;
+
