@@ -68,7 +68,7 @@ public final class Ledger: Sendable {
     /// Runs one command and returns the contract's outcome; refusals come back as `.rejected`
     /// outcomes, not thrown.
     ///
-    /// Concurrent calls share transactions (group commit, ``GroupCommit``): a call that finds
+    /// Concurrent calls share transactions (group commit, `GroupCommit`): a call that finds
     /// no other waiting runs alone at once; under load, the calls waiting are sent together, one
     /// round trip and one commit for all of them, each still atomic on its own and answered
     /// with its own outcome after the commit. A deadlock or a serialization failure (nothing was
@@ -79,7 +79,7 @@ public final class Ledger: Sendable {
     }
 
     /// Runs commands as one transaction and returns one result per command, in order: the
-    /// engine's retry rules (``CommandRetry``) for the library.
+    /// engine's retry rules (`CommandRetry`) for the library.
     package func runBatch(_ commands: [LedgerCommand]) async -> [Result<CommandOutcome, any Error>] {
         let now = Date()
         var attempt = 0
