@@ -31,14 +31,20 @@ BEGIN
                                   '0123456789', '') IN ('', '.')
                         AND left(CASE WHEN translate(d->>r.key, '0.', '') = '-' THEN substr(d->>r.key, 2) ELSE d->>r.key END, 1)
                             NOT IN ('', '.'))
+                        -- No leading zero before other digits (007), as the library reads prices.
+                        OR (left(d->>r.key, 1) = '0' AND substr(d->>r.key, 2, 1) NOT IN ('', '.'))
                     WHEN 'currency' THEN length(d->>r.key) <> r.max_length
                         OR translate(d->>r.key, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', '') <> ''
                     -- A token reaches the database only as its SHA-256, in hex.
                     WHEN 'token' THEN length(d->>r.key) <> 64 OR translate(d->>r.key, '0123456789abcdefABCDEF', '') <> ''
                     -- The years 0001 to 9999, which the ledger prints and reads back; text with
                     -- more than six fraction digits that PostgreSQL rounds into the year 10000 too.
-                    WHEN 'time' THEN NOT (d->>r.key)::timestamptz
-                        BETWEEN '0001-01-01 00:00:00+00' AND '9999-12-31 23:59:59.999999+00'
+                    -- Text that is not a time as the library reads one is refused before the
+                    -- cast, which would fail the statement instead of naming the field.
+                    WHEN 'time' THEN CASE WHEN ledger.time_text_valid(d->>r.key)
+                        THEN NOT (d->>r.key)::timestamptz
+                            BETWEEN '0001-01-01 00:00:00+00' AND '9999-12-31 23:59:59.999999+00'
+                        ELSE true END
                     WHEN 'payload' THEN octet_length(ledger.payload_bytes(d)) > r.max_bytes
                     ELSE true
                     END
