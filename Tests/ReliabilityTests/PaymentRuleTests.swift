@@ -149,6 +149,35 @@ struct PaymentRuleTests {
         }
     }
 
+    /// A renewal names its lineage, and a payment is a purchase or a renewal: the library's
+    /// rules for a line's `type`, held by a direct call too.
+    @Test func aDirectRenewalWithoutItsLineageOrAnUnknownKindIsRefusedAndWritesNothing() async throws {
+        try await TestDatabase.with { db in
+            try await LoginRoles.with(db) { roles in
+                let writer = try roles.connect(roles.writer)
+                defer { writer.close() }
+                let subscription = Self.command(["productType": Self.quoted("AUTO_RENEWABLE"),
+                                                 "expiryTime": Self.quoted("2026-02-01T00:00:00.000000Z")])
+                for (kind, field) in [("renewal", "originalTransactionId"), ("gift", "kind")] {
+                    let row = try writer.query("SELECT status, code, message FROM ledger.record_payment(\(kind), \(JSONB(text: subscription))::jsonb)")[0]
+                    let message = try row.decode("message", as: String?.self) ?? ""
+                    #expect(try row.decode("status", as: String.self) == "rejected", "\(kind)")
+                    #expect(try row.decode("code", as: String?.self) == "INVALID_INPUT" && message.contains(" \(field) "), "\(kind): \(message)")
+                }
+                let ledger = Ledger(databaseURL: db.conninfo, poolSize: 1)
+                let line = Fixture.purchaseLine(["type": Self.quoted("renewal"), "productType": Self.quoted("AUTO_RENEWABLE"),
+                                                 "expiryTime": Self.quoted("2026-02-01T00:00:00Z")])
+                let outcome = try await Self.execute(line, on: ledger)
+                await ledger.close()
+                #expect(outcome.error?.code == .invalidInput && outcome.error?.message.contains("originalTransactionId") == true,
+                        "\(outcome.error?.message ?? "recorded")")
+                #expect(try db.withConnection { try $0.count("SELECT count(*) FROM ledger.events") } == 0)
+                // The same subscription as a purchase is recorded: the refusals above were about the kind.
+                #expect(try Self.record(subscription, as: writer).0 == "recorded")
+            }
+        }
+    }
+
     /// A restore's items go through the same check, and through the restore's own rule that
     /// every item is the restoring user's on its store.
     @Test func aDirectRestoreRefusesAnItemThatBreaksARuleAndWritesNothing() async throws {

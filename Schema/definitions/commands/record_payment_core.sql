@@ -23,8 +23,11 @@ DECLARE
     v_pos     bigint;
 BEGIN
     -- A payment from a store notification has no token: the rules are checked with a stand-in.
-    v_field := ledger.payment_invalid_field(CASE WHEN p_from_store AND d->>'purchaseTokenSha256' IS NULL
-        THEN d || jsonb_build_object('purchaseTokenSha256', repeat('0', 64)) ELSE d END);
+    v_field := coalesce(ledger.payment_invalid_field(CASE WHEN p_from_store AND d->>'purchaseTokenSha256' IS NULL
+        THEN d || jsonb_build_object('purchaseTokenSha256', repeat('0', 64)) ELSE d END),
+        -- The kind, and a renewal's lineage, as the library reads a line.
+        CASE WHEN p_kind IS DISTINCT FROM 'purchase' AND p_kind IS DISTINCT FROM 'renewal' THEN 'kind'
+             WHEN p_kind = 'renewal' AND d->>'originalTransactionId' IS NULL THEN 'originalTransactionId' END);
     IF v_field IS NOT NULL THEN
         RETURN ledger.rejected('INVALID_INPUT',
             format('payment %s: %s is missing or invalid', coalesce(v_seq, '(no paymentSeq)'), v_field), v_seq);
