@@ -136,8 +136,7 @@ public struct Ingestor {
                 summary.retries += 1
                 logger.notice("the server's lock table is full: running the batch as two smaller ones",
                               metadata: ["commands": "\(commands.count)"])
-                let half = commands.count / 2
-                return try execute(Array(commands[..<half]), &summary) + execute(Array(commands[half...]), &summary)
+                return try executeInHalves(commands, &summary)
             } catch let error as PostgresError {
                 let lost = CommandRetry.isLostConnection(error, on: connection)
                 if lost {
@@ -151,17 +150,22 @@ public struct Ingestor {
                 summary.retries += 1
                 if error.sqlState == .deadlockDetected && attempt >= CommandRetry.deadlocksBeforeSplit && commands.count > 1 {
                     // A batch takes its keys in the one global order, so only locks no key
-                    // foresaw (a payment named by an alias, a notification's own payment) can
-                    // deadlock; smaller batches hold fewer of them at once.
+                    // foresaw (a payment named by an alias, parked notifications a command
+                    // releases) can deadlock; smaller batches hold fewer of them at once.
                     logger.notice("deadlocks again: running the batch as two smaller ones",
                                   metadata: ["commands": "\(commands.count)", "attempt": "\(attempt)"])
-                    let half = commands.count / 2
-                    return try execute(Array(commands[..<half]), &summary) + execute(Array(commands[half...]), &summary)
+                    return try executeInHalves(commands, &summary)
                 }
                 CommandRetry.logRetry(logger, after: error, lost: lost, attempt: attempt, commands: commands.count)
                 if lost { Thread.sleep(forTimeInterval: CommandRetry.pause(afterLostConnection: attempt)) }
             }
         }
+    }
+
+    /// Runs the batch as two smaller ones, in order: each half a transaction of its own.
+    private mutating func executeInHalves(_ commands: [LedgerCommand], _ summary: inout Summary) throws -> [CommandOutcome] {
+        let half = commands.count / 2
+        return try execute(Array(commands[..<half]), &summary) + execute(Array(commands[half...]), &summary)
     }
 
     private mutating func openConnection() throws -> Connection {
