@@ -1,9 +1,22 @@
--- project_range(from, to) in the given schema: the one definition of how each event changes
--- the projections, run by every append (one event) and by a rebuild (the whole log, in batches).
+-- project_range(from, to) and project_positions(positions) in the given schema: the one
+-- definition of how each event changes the projections, run by every append (one event), by a
+-- batch of commands (the positions of its events) and by a rebuild (the whole log, in ranges).
+-- Both functions are made from the one body below; only the events they read differ.
 CREATE OR REPLACE FUNCTION ledger.install_project_range(target text)
 RETURNS void
 LANGUAGE plpgsql AS $install$
+DECLARE
+    v record;
 BEGIN
+    FOR v IN VALUES
+        ('project_range', 'p_from bigint, p_to bigint', 'bigint, bigint', '', 'e.position BETWEEN p_from AND p_to'),
+        -- A batch's own events: other writers' events (applied by their own writers) may have
+        -- committed between them. The estimate of = ANY (a few rows) keeps every statement an
+        -- index probe per event, whatever the size of the log.
+        ('project_positions', 'p_positions bigint[]', 'bigint[]',
+         'p_from bigint := p_positions[1]; p_to bigint := p_positions[cardinality(p_positions)];',
+         'e.position = ANY (p_positions)')
+    LOOP
     EXECUTE format($fn$
         -- Applies the events with from <= position <= to, set-based, in one call: only the
         -- statements for the kinds of event in the range run. An append's range is one event,
@@ -15,13 +28,14 @@ BEGIN
         -- No JIT: a generic plan's estimate for a range grows with the log (0.5 %% of it), and
         -- past jit_above_cost every append compiled its statements (about 10M events in, a
         -- consume took 4 ms instead of 0.3).
-        CREATE OR REPLACE FUNCTION %1$I.project_range(p_from bigint, p_to bigint)
+        CREATE OR REPLACE FUNCTION %1$I.%3$s(%4$s)
         RETURNS bigint
         LANGUAGE plpgsql
         SET plan_cache_mode = force_generic_plan
         SET jit = off
         AS $body$
         DECLARE
+            %6$s
             applied bigint := 0;
             types   text[];
             subscriptions boolean;
@@ -38,7 +52,7 @@ BEGIN
                        coalesce(bool_or(e.type IN ('PurchaseRecorded', 'RenewalRecorded')
                                         AND e.data->>'productType' <> 'CONSUMABLE'), false)
                   INTO types, subscriptions
-                  FROM ledger.events e WHERE e.position BETWEEN p_from AND p_to;
+                  FROM ledger.events e WHERE %2$s;
             END IF;
 
             IF types && ARRAY['PurchaseRecorded', 'RenewalRecorded'] THEN
@@ -58,7 +72,7 @@ BEGIN
                    CASE e.type WHEN 'RenewalRecorded' THEN 'renewal' ELSE 'purchase' END,
                    e.position, e.recorded_at
               FROM ledger.events e, LATERAL (SELECT e.data AS d) x
-             WHERE e.position BETWEEN p_from AND p_to
+             WHERE %2$s
                AND e.type IN ('PurchaseRecorded', 'RenewalRecorded');
             GET DIAGNOSTICS applied = ROW_COUNT;
 
@@ -70,7 +84,7 @@ BEGIN
                   FROM ledger.events e,
                        LATERAL (SELECT e.data AS d, e.data->>'storeCode' AS store,
                                        coalesce(e.data->>'originalTransactionId', e.data->>'transactionId') AS lineage) x
-                 WHERE e.position BETWEEN p_from AND p_to
+                 WHERE %2$s
                    AND e.type IN ('PurchaseRecorded', 'RenewalRecorded')
                    AND d->>'productType' <> 'CONSUMABLE'
                  ORDER BY store, lineage, e.position
@@ -82,7 +96,7 @@ BEGIN
             UPDATE %1$I.payments p
                SET consumed_at = e.occurred_at, consumed_position = e.position
               FROM ledger.events e
-             WHERE e.position BETWEEN p_from AND p_to
+             WHERE %2$s
                AND e.type = 'PaymentConsumed'
                AND p.payment_seq = e.data->>'paymentSeq'
                AND p.consumed_at IS NULL;
@@ -93,7 +107,7 @@ BEGIN
                SET refunded_at = e.occurred_at, refunded_position = e.position,
                    refund_reason = e.data->>'reason'
               FROM ledger.events e
-             WHERE e.position BETWEEN p_from AND p_to
+             WHERE %2$s
                AND e.type = 'PaymentRefunded'
                AND p.payment_seq = e.data->>'paymentSeq'
                AND p.refunded_at IS NULL;
@@ -104,7 +118,7 @@ BEGIN
                                                  auto_renewing, position)
             SELECT e.data->>'storeCode', e.data->>'originalTransactionId', e.occurred_at, false, e.position
               FROM ledger.events e
-             WHERE e.position BETWEEN p_from AND p_to
+             WHERE %2$s
                AND e.type = 'AutoRenewCancelled';
             END IF;
 
@@ -114,7 +128,7 @@ BEGIN
                    ARRAY(SELECT jsonb_array_elements_text(e.data->'recorded')),
                    jsonb_array_length(e.data->'items')
               FROM ledger.events e
-             WHERE e.position BETWEEN p_from AND p_to
+             WHERE %2$s
                AND e.type = 'PurchasesRestored';
             END IF;
 
@@ -127,13 +141,13 @@ BEGIN
                    coalesce(d->>'transactionId', d->>'orderId'), d->>'appAccountToken',
                    decode(d->>'purchaseTokenSha256', 'hex')
               FROM ledger.events e, LATERAL (SELECT e.data AS d) x
-             WHERE e.position BETWEEN p_from AND p_to AND e.type = 'NotificationReceived';
+             WHERE %2$s AND e.type = 'NotificationReceived';
             END IF;
 
             IF 'NotificationReleased' = ANY(types) THEN
             UPDATE %1$I.notifications n SET parked = false, released_position = e.position
               FROM ledger.events e
-             WHERE e.position BETWEEN p_from AND p_to AND e.type = 'NotificationReleased'
+             WHERE %2$s AND e.type = 'NotificationReleased'
                AND n.store_code = e.data->>'storeCode' AND n.notification_id = e.data->>'notificationId';
             END IF;
 
@@ -142,7 +156,7 @@ BEGIN
                                                  auto_renewing, position)
             SELECT e.data->>'storeCode', e.data->>'originalTransactionId', e.occurred_at, true, e.position
               FROM ledger.events e
-             WHERE e.position BETWEEN p_from AND p_to AND e.type = 'AutoRenewEnabled';
+             WHERE %2$s AND e.type = 'AutoRenewEnabled';
             END IF;
 
             IF 'BillingStateChanged' = ANY(types) THEN
@@ -151,7 +165,7 @@ BEGIN
             SELECT e.data->>'storeCode', e.data->>'originalTransactionId', e.occurred_at, e.data->>'state',
                    (e.data->>'gracePeriodExpiresAt')::timestamptz, e.position
               FROM ledger.events e
-             WHERE e.position BETWEEN p_from AND p_to AND e.type = 'BillingStateChanged';
+             WHERE %2$s AND e.type = 'BillingStateChanged';
             END IF;
 
             -- A reversal: the payment's refund state is its stream's last refund or reversal.
@@ -165,7 +179,7 @@ BEGIN
                    reversed_refund_at = CASE WHEN last.type = 'RefundReversed' THEN before.occurred_at END,
                    refund_reversed_at = CASE WHEN last.type = 'RefundReversed' THEN last.occurred_at END
               FROM (SELECT DISTINCT e.stream, e.data->>'paymentSeq' AS seq FROM ledger.events e
-                     WHERE e.position BETWEEN p_from AND p_to AND e.type = 'RefundReversed') t
+                     WHERE %2$s AND e.type = 'RefundReversed') t
               CROSS JOIN LATERAL (
                     SELECT x.type, x.occurred_at, x.position, x.data FROM ledger.events x
                      WHERE x.stream = t.stream AND x.position <= p_to
@@ -185,7 +199,7 @@ BEGIN
               FROM (SELECT DISTINCT ON (e.data->>'paymentSeq') e.data->>'paymentSeq' AS seq,
                            (e.data->>'expiryTime')::timestamptz AS expiry_time, e.occurred_at
                       FROM ledger.events e
-                     WHERE e.position BETWEEN p_from AND p_to AND e.type = 'ExpiryExtended'
+                     WHERE %2$s AND e.type = 'ExpiryExtended'
                      ORDER BY e.data->>'paymentSeq', e.occurred_at DESC, e.position DESC) x
              WHERE p.payment_seq = x.seq AND (p.extended_at IS NULL OR p.extended_at <= x.occurred_at);
             END IF;
@@ -194,10 +208,10 @@ BEGIN
             INSERT INTO %1$I.payment_aliases (alias_seq, payment_seq, position)
             SELECT e.data->>'alias', e.data->>'paymentSeq', e.position
               FROM ledger.events e
-             WHERE e.position BETWEEN p_from AND p_to AND e.type = 'PaymentLinked' AND e.data->>'alias' IS NOT NULL;
+             WHERE %2$s AND e.type = 'PaymentLinked' AND e.data->>'alias' IS NOT NULL;
             UPDATE %1$I.payments p SET linked_token_sha256 = decode(e.data->>'purchaseTokenSha256', 'hex')
               FROM ledger.events e
-             WHERE e.position BETWEEN p_from AND p_to AND e.type = 'PaymentLinked'
+             WHERE %2$s AND e.type = 'PaymentLinked'
                AND p.payment_seq = e.data->>'paymentSeq' AND p.linked_token_sha256 IS NULL;
             END IF;
 
@@ -206,7 +220,7 @@ BEGIN
             SELECT DISTINCT ON (e.data->>'storeCode', e.data->>'productId')
                    e.data->>'storeCode', e.data->>'productId', e.data->>'productType', e.position
               FROM ledger.events e
-             WHERE e.position BETWEEN p_from AND p_to AND e.type = 'ProductDeclared'
+             WHERE %2$s AND e.type = 'ProductDeclared'
              ORDER BY e.data->>'storeCode', e.data->>'productId', e.position DESC
             ON CONFLICT (store_code, product_id) DO UPDATE
                SET product_type = excluded.product_type, position = excluded.position;
@@ -216,15 +230,16 @@ BEGIN
             INSERT INTO %1$I.account_links (store_code, app_account_token, user_id, position)
             SELECT e.data->>'storeCode', e.data->>'appAccountToken', e.data->>'userId', e.position
               FROM ledger.events e
-             WHERE e.position BETWEEN p_from AND p_to AND e.type = 'AccountLinked'
+             WHERE %2$s AND e.type = 'AccountLinked'
             ON CONFLICT DO NOTHING;
             END IF;
 
             RETURN applied;
         END
         $body$;
-        REVOKE ALL ON FUNCTION %1$I.project_range(bigint, bigint) FROM PUBLIC;
-    $fn$, target);
+        REVOKE ALL ON FUNCTION %1$I.%3$s(%5$s) FROM PUBLIC;
+    $fn$, target, v.column5, v.column1, v.column2, v.column3, v.column4);
+    END LOOP;
 END
 $install$;
 REVOKE ALL ON FUNCTION ledger.install_project_range(text) FROM PUBLIC;

@@ -7,7 +7,7 @@ extension LedgerCommand {
     /// The one statement that runs the command in the database (Schema/definitions/commands).
     /// `now` stands in for an absent time.
     func statement(now: Date) -> SQL {
-        let columns = "status, code, message, payment_seq, consumed_at, to_json(recorded)::text AS recorded, to_json(payments)::text AS payments"
+        let columns = Self.resultColumns
         switch self {
         case .record(let payment, let kind):
             return "SELECT \(unsafeSQL: columns) FROM ledger.record_payment(\(kind.rawValue), \(JSONB(text: payment.commandFields()))::jsonb)"
@@ -36,6 +36,33 @@ extension LedgerCommand {
             }
             items.endArray()
             return "SELECT \(unsafeSQL: columns) FROM ledger.restore(\(user), \(store.rawValue), \(time ?? now)::timestamptz, \(JSONB(text: items.string))::jsonb)"
+        }
+    }
+
+    /// The columns of a `ledger.command_result` that ``outcome(from:)`` reads.
+    static let resultColumns = "status, code, message, payment_seq, consumed_at, to_json(recorded)::text AS recorded, to_json(payments)::text AS payments"
+
+    /// A purchase or a renewal: in a batch, recorded with the other payments of its round.
+    package var isPayment: Bool {
+        if case .record = self { true } else { false }
+    }
+
+    /// A consume, a refund or a cancel: in a batch, it keeps its order among the others of
+    /// these kinds (a consume may name its payment by an alias, a key no command foresees).
+    package var keepsOrder: Bool {
+        switch self {
+        case .consume, .refund, .cancel: true
+        default: false
+        }
+    }
+
+    /// A command whose outcome reads more than its ``lockKeys`` name (a restore lists the user's
+    /// subscription payments; a notification, a product or an account link changes how later
+    /// commands read): in a batch, it runs after every earlier command and before every later one.
+    package var isBarrier: Bool {
+        switch self {
+        case .restore, .notification, .product, .accountLink: true
+        case .record, .consume, .refund, .cancel: false
         }
     }
 
