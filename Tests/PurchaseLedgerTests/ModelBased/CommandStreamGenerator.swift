@@ -3,7 +3,9 @@ import PurchaseLedger
 
 /// Makes a random stream of contract commands from a seed: purchases, subscription payments
 /// delivered out of order, consumes (of unknown payments, by the wrong user or token, twice),
-/// refunds, cancels, restores and product declarations, with exact retries and conflicts (the
+/// refunds, cancels, restores, product declarations and Google Play notifications (auto-renew,
+/// billing states, revocations, voided purchases, tests; about payments not yet known, so
+/// parked), with exact retries and conflicts (the
 /// same paymentSeq with another user, product, price, token or time; the same store transaction
 /// under another paymentSeq; a lineage's payment by another user or for another product).
 ///
@@ -32,7 +34,7 @@ struct CommandStreamGenerator {
     private let groups: [[String]]
     private var issued: [Payment] = []
     private var plans: [LineagePlan] = []
-    private var emitted: [LedgerCommand] = []
+    private var emitted: [StreamItem] = []
     private var serial = 0
 
     /// - Parameters:
@@ -48,15 +50,22 @@ struct CommandStreamGenerator {
     var users: [String] { groups.flatMap { $0 } }
 
     /// The stream: `count` commands.
-    mutating func generate(count: Int) -> [LedgerCommand] {
+    mutating func generate(count: Int) -> [StreamItem] {
         emitted.reserveCapacity(count)
         while emitted.count < count {
-            let kind = random.weighted([18, 22, 8, 10, 18, 8, 6, 5, 3])
+            let kind = random.weighted([18, 22, 8, 10, 18, 8, 6, 5, 3, 10])
             let command: LedgerCommand?
+            if kind == 9 {
+                if let notice = googleNotification() { emitted.append(StreamItem(notice)) }
+                continue
+            }
+            if kind == 2 {
+                if let item = retry() { emitted.append(item) }
+                continue
+            }
             switch kind {
             case 0: command = newConsumable()
             case 1: command = lineagePayment()
-            case 2: command = retry()
             case 3: command = conflict()
             case 4: command = consume()
             case 5: command = refund()
@@ -64,7 +73,7 @@ struct CommandStreamGenerator {
             case 7: command = restore()
             default: command = product()
             }
-            if let command { emitted.append(command) }
+            if let command { emitted.append(StreamItem(command)) }
         }
         return emitted
     }
@@ -128,7 +137,8 @@ struct CommandStreamGenerator {
             return Payment(
                 userId: user, storeCode: storeCode, productId: product.productId, productType: product.type,
                 price: product.type == .autoRenewable ? "4.99" : "2.99", currency: "USD",
-                paymentSeq: "S\(n)R\(i)", purchaseToken: "tokS\(n)R\(i)",
+                // Google Play keeps one token for a subscription's payments.
+                paymentSeq: "S\(n)R\(i)", purchaseToken: storeCode == .googlePlay ? "gtokS\(n)" : "tokS\(n)R\(i)",
                 transactionId: i == 0 ? "L\(n)" : "L\(n)R\(i)",
                 originalTransactionId: i == 0 ? (random.chance(0.3) ? "L\(n)" : nil) : "L\(n)",
                 purchaseTime: start.addingTimeInterval(TimeInterval(i) * period - early),
@@ -160,9 +170,10 @@ struct CommandStreamGenerator {
         return .record(payment, kind: paymentIndex == 0 ? .purchase : .renewal)
     }
 
-    /// An exact retry of an earlier command: a record, a consume, a refund, a cancel or a restore.
-    private mutating func retry() -> LedgerCommand? {
-        random.pick(emitted.filter { if case .product = $0 { false } else { true } })
+    /// An exact retry of an earlier command: a record, a consume, a refund, a cancel, a restore
+    /// or a notification.
+    private mutating func retry() -> StreamItem? {
+        random.pick(emitted.filter { if case .product = $0.command { false } else { true } })
     }
 
     /// A record that clashes with a payment issued before (which may or may not be recorded).
@@ -215,13 +226,13 @@ struct CommandStreamGenerator {
         }
         let consumable = issued.filter { $0.productType != .autoRenewable }
         // Now and then a payment a refund named (refunded before any consume: REFUNDED).
-        let refunded = Set(emitted.compactMap { command -> String? in
-            if case .refund(let seq, _, _) = command { return seq } else { return nil }
+        let refunded = Set(emitted.compactMap { item -> String? in
+            if case .refund(let seq, _, _) = item.command { return seq } else { return nil }
         })
         let target: Payment
         if random.chance(0.2), let pick = random.pick(consumable.filter({ refunded.contains($0.paymentSeq) })) {
             target = pick
-        } else if random.chance(0.12), let pick = random.pick(issued.filter({ $0.productType == .autoRenewable })) {
+        } else if random.chance(0.2), let pick = random.pick(issued.filter({ $0.productType == .autoRenewable })) {
             target = pick
         } else if let pick = random.pick(consumable) {
             target = pick
@@ -303,5 +314,39 @@ struct CommandStreamGenerator {
         let type = random.chance(0.6) ? product.type
             : (random.pick([ProductType.consumable, .autoRenewable, .consumableAutoRenewable]) ?? product.type)
         return .product(storeCode: store(), productId: product.productId, productType: type)
+    }
+
+    // MARK: Google Play notifications
+
+    /// A notification about a Google Play subscription (one of its lineages' token, or now and
+    /// then a token no payment holds), a voided consumable purchase, or a test.
+    private mutating func googleNotification() -> GoogleNotice? {
+        let n = nextSerial()
+        let id = "M\(n)"
+        switch random.weighted([14, 4, 1]) {
+        case 0:
+            let type = random.pick([3, 3, 7, 6, 6, 5, 10, 13, 12, 12, 2]) ?? 3
+            if let plan = random.chance(0.9) ? random.pick(plans.filter({ $0.storeCode == .googlePlay })) : nil {
+                // Auto-renew changes and revocations while it runs; billing states mostly around its end.
+                let days = max(1, Int(plan.end.timeIntervalSince(plan.start) / Self.day)) + 20
+                let billing = [6, 5, 10, 13].contains(type) && random.chance(0.7)
+                let eventTime = billing ? time(after: plan.end.addingTimeInterval(-3 * Self.day), within: 40)
+                    : time(after: plan.start, within: days)
+                return GoogleNotice(messageId: id, kind: .subscription(type), purchaseToken: plan.payments[0].purchaseToken,
+                                    eventTime: eventTime)
+            }
+            return GoogleNotice(messageId: id, kind: .subscription(type), purchaseToken: "gtokNOPE\(n)",
+                                eventTime: time(after: Self.epoch, within: 200))
+        case 1:
+            let consumables = issued.filter { $0.storeCode == .googlePlay && $0.productType == .consumable }
+            if let payment = random.chance(0.85) ? random.pick(consumables) : nil {
+                return GoogleNotice(messageId: id, kind: .voided(orderId: payment.transactionId),
+                                    purchaseToken: payment.purchaseToken, eventTime: time(after: payment.purchaseTime, within: 30))
+            }
+            return GoogleNotice(messageId: id, kind: .voided(orderId: "GPANOPE\(n)"), purchaseToken: "gtokNOPE\(n)",
+                                eventTime: time(after: Self.epoch, within: 200))
+        default:
+            return GoogleNotice(messageId: id, kind: .test, purchaseToken: "", eventTime: time(after: Self.epoch, within: 200))
+        }
     }
 }

@@ -2,7 +2,8 @@ import Foundation
 import PurchaseLedger
 
 /// The part of a command's outcome the contract fixes (CONTRACT.md §2.6): its status, the error
-/// code of a refusal, the payment it names, the first consume's time, and a restore's lists.
+/// code of a refusal, the payment it names, the first consume's time, a restore's lists, and a
+/// notification's id.
 /// The model computes one per command; the ledger's `CommandOutcome` is read into the same shape.
 struct ExpectedOutcome: Hashable, CustomStringConvertible {
     var status: CommandOutcome.Status
@@ -11,10 +12,12 @@ struct ExpectedOutcome: Hashable, CustomStringConvertible {
     var consumedAt: Date?
     var recorded: [String]?
     var payments: [String]?
+    var notificationId: String?
 
     init(_ status: CommandOutcome.Status, paymentSeq: String? = nil, consumedAt: Date? = nil,
-         recorded: [String]? = nil, payments: [String]? = nil) {
+         recorded: [String]? = nil, payments: [String]? = nil, notificationId: String? = nil) {
         self.status = status
+        self.notificationId = notificationId
         self.paymentSeq = paymentSeq
         self.consumedAt = consumedAt
         self.recorded = recorded
@@ -32,7 +35,7 @@ struct ExpectedOutcome: Hashable, CustomStringConvertible {
     init(observed outcome: CommandOutcome) {
         self.init(outcome.status, paymentSeq: outcome.paymentSeq,
                   consumedAt: outcome.status == .consumed || outcome.status == .alreadyConsumed ? outcome.consumedAt : nil,
-                  recorded: outcome.recorded, payments: outcome.payments)
+                  recorded: outcome.recorded, payments: outcome.payments, notificationId: outcome.notificationId)
         code = outcome.error?.code
     }
 
@@ -43,6 +46,7 @@ struct ExpectedOutcome: Hashable, CustomStringConvertible {
         if let consumedAt { parts.append("consumedAt=\(Timestamp(consumedAt).iso8601Milliseconds)") }
         if let recorded { parts.append("recorded=\(recorded)") }
         if let payments { parts.append("payments=\(payments)") }
+        if let notificationId { parts.append("notificationId=\(notificationId)") }
         return parts.joined(separator: " ")
     }
 }
@@ -86,6 +90,8 @@ struct SubscriptionRow: Hashable, CustomStringConvertible {
     var autoRenewing: Bool
     var status: Subscription.Status
     var entitled: Bool
+    /// Set only while `inGracePeriod` with a known end (the App Store's; Google's has none).
+    var gracePeriodExpiryTime: Date?
 
     init(userId: String, storeCode: String, productId: String, productType: String, originalTransactionId: String,
          latestPaymentSeq: String, purchaseTime: Date, expiryTime: Date?, autoRenewing: Bool,
@@ -103,10 +109,12 @@ struct SubscriptionRow: Hashable, CustomStringConvertible {
                   latestPaymentSeq: s.latestPaymentSeq, purchaseTime: s.purchaseTime, expiryTime: s.expiryTime,
                   autoRenewing: s.autoRenewing, status: s.status)
         entitled = s.entitled
+        gracePeriodExpiryTime = s.gracePeriodExpiryTime
     }
 
     var description: String {
         "\(storeCode):\(originalTransactionId)(\(productId) \(status.rawValue) latest=\(latestPaymentSeq) "
-            + "expiry=\(expiryTime.map { Timestamp($0).iso8601Milliseconds } ?? "null") autoRenewing=\(autoRenewing) entitled=\(entitled))"
+            + "expiry=\(expiryTime.map { Timestamp($0).iso8601Milliseconds } ?? "null") autoRenewing=\(autoRenewing) entitled=\(entitled)"
+            + (gracePeriodExpiryTime.map { " graceUntil=\(Timestamp($0).iso8601Milliseconds)" } ?? "") + ")"
     }
 }

@@ -15,16 +15,16 @@ struct ModelBasedTests {
     @Test(arguments: ModelSeed.seeds)
     func oneBigIngestBatchMatchesTheModel(seed: UInt64) async throws {
         let check = ModelCheck(seed: seed)
-        let lines = check.commands.map(\.ndjsonLine)
+        let lines = check.items.map(\.line)
         // The lines mean the generated commands (a restore with another user's item is refused
         // by the decoder, as the contract says, and is left out of this comparison).
         for (index, line) in lines.enumerated() {
-            if let decoded = try? LedgerCommand(line: Array(line.utf8)), decoded != check.commands[index] {
+            if let decoded = try? LedgerCommand(line: Array(line.utf8), stores: GoogleNotice.stores), decoded != check.items[index].command {
                 Issue.record("\(check.context("ingest")): line #\(index + 1) decodes to another command: \(line)")
             }
         }
         try await TestDatabase.with { db in
-            let outcomes = try db.withConnection { c in try c.ingest(lines, batchSize: lines.count) }
+            let outcomes = try db.withConnection { c in try c.ingest(lines, batchSize: lines.count, stores: GoogleNotice.stores) }
             try await check.checkAll(outcomes.map { .success($0) }, db, mode: "one ingest batch of \(lines.count)")
         }
     }
@@ -40,10 +40,10 @@ struct ModelBasedTests {
             var outcomes: [Result<CommandOutcome, any Error>] = []
             try db.withConnection { c throws in
                 var start = 0
-                while start < check.commands.count {
-                    let end = min(check.commands.count, start + random.int(1...40))
+                while start < check.items.count {
+                    let end = min(check.items.count, start + random.int(1...40))
                     sizes.append(end - start)
-                    let batch = Array(check.commands[start..<end])
+                    let batch = check.items[start..<end].map(\.command)
                     do {
                         outcomes += try c.executeBatch(batch).map { .success($0) }
                     } catch {
@@ -63,7 +63,7 @@ struct ModelBasedTests {
         try await TestDatabase.with { db in
             let ledger = Ledger(databaseURL: db.conninfo, poolSize: 2)
             var outcomes: [Result<CommandOutcome, any Error>] = []
-            for command in check.commands {
+            for command in check.items.map(\.command) {
                 do { outcomes.append(.success(try await ledger.execute(command))) } catch { outcomes.append(.failure(error)) }
             }
             await ledger.close()
@@ -76,12 +76,12 @@ struct ModelBasedTests {
     @Test(arguments: ModelSeed.seeds)
     func eightConcurrentWritersMatchTheModel(seed: UInt64) async throws {
         let check = ModelCheck(seed: seed)
-        let partition = WriterPartition(check.commands, writers: 8)
+        let partition = WriterPartition(check.items, writers: 8)
         let busy = partition.writers.filter { !$0.isEmpty }.count
         try #require(busy >= 4, "\(check.context("8 writers")): the stream split into \(busy) independent parts only")
         try await TestDatabase.with { db in
             let ledger = Ledger(databaseURL: db.conninfo, poolSize: 8)
-            let commands = check.commands
+            let commands = check.items.map(\.command)
             let results = await withTaskGroup(of: [(Int, Result<CommandOutcome, any Error>)].self) { group in
                 for indices in partition.writers {
                     group.addTask {
@@ -111,7 +111,8 @@ struct ModelBasedTests {
         let check = ModelCheck(seed: seed)
         let statuses = Set(check.expected.map(\.status))
         let codes = Set(check.expected.compactMap(\.code))
-        let wanted: Set<CommandOutcome.Status> = [.recorded, .duplicate, .consumed, .alreadyConsumed, .restored, .rejected]
+        let wanted: Set<CommandOutcome.Status> = [.recorded, .duplicate, .consumed, .alreadyConsumed, .restored, .rejected,
+                                                  .parked, .ignored]
         let wantedCodes: Set<LedgerError.Code> = [.userInvalid, .productInvalid, .paymentConflict, .notFound,
                                                    .tokenInvalid, .notConsumable, .refunded, .invalidInput]
         #expect(statuses.isSuperset(of: wanted), "seed \(ModelSeed.text(seed)): no \(wanted.subtracting(statuses))")
@@ -124,13 +125,18 @@ struct ModelBasedTests {
         // Renewals delivered before the payment they follow.
         var seen: Set<String> = []
         var outOfOrder = 0
-        for (command, outcome) in zip(check.commands, check.expected) where outcome.status == .recorded {
-            guard case .record(let payment, _) = command, let lineage = payment.lineageId else { continue }
+        for (item, outcome) in zip(check.items, check.expected) where outcome.status == .recorded {
+            guard case .record(let payment, _) = item.command, let lineage = payment.lineageId else { continue }
             if payment.isRenewal && !seen.contains("\(payment.storeCode.rawValue):\(lineage)") { outOfOrder += 1 }
             seen.insert("\(payment.storeCode.rawValue):\(lineage)")
         }
         #expect(outOfOrder > 0, "seed \(ModelSeed.text(seed)): no renewal recorded before its lineage's first purchase")
-        let kinds = Set(check.commands.map { "\($0)".prefix { $0 != "(" } })
-        #expect(kinds == ["record", "consume", "refund", "cancel", "restore", "product"], "seed \(ModelSeed.text(seed)): \(kinds)")
+        let kinds = Set(check.items.map { "\($0.command)".prefix { $0 != "(" } })
+        #expect(kinds == ["record", "consume", "refund", "cancel", "restore", "product", "notification"],
+                "seed \(ModelSeed.text(seed)): \(kinds)")
+        // Billing states the stores set, as the model reads them at the checked instants.
+        let states = Set(check.subscriptions.values.flatMap { $0.flatMap { $0.map(\.status) } })
+        #expect(states.isSuperset(of: [.active, .expired, .revoked]) && !states.isDisjoint(with: [.inGracePeriod, .onHold, .paused]),
+                "seed \(ModelSeed.text(seed)): subscription states seen: \(states)")
     }
 }

@@ -10,7 +10,7 @@ import Testing
 /// `verify` (projections against a replay of the log, and the log's hash chains).
 struct ModelCheck: Sendable {
     let seed: UInt64
-    let commands: [LedgerCommand]
+    let items: [StreamItem]
     let expected: [ExpectedOutcome]
     let users: [String]
     let unconsumed: [String: [UnconsumedRow]]
@@ -26,11 +26,11 @@ struct ModelCheck: Sendable {
 
     init(seed: UInt64, length: Int = ModelSeed.streamLength) {
         var generator = CommandStreamGenerator(seed: seed)
-        let commands = generator.generate(count: length)
+        let items = generator.generate(count: length)
         var model = ReferenceModel()
         self.seed = seed
-        self.commands = commands
-        expected = commands.map { model.apply($0) }
+        self.items = items
+        expected = items.map { model.apply($0) }
         users = generator.users
         unconsumed = Dictionary(uniqueKeysWithValues: users.map { ($0, model.unconsumed(userId: $0)) })
         subscriptions = Dictionary(uniqueKeysWithValues: users.map { user in
@@ -43,9 +43,9 @@ struct ModelCheck: Sendable {
 
     /// Each command's outcome against the model's, in input order.
     func checkOutcomes(_ observed: [Result<CommandOutcome, any Error>], mode: String) {
-        #expect(observed.count == commands.count, "\(context(mode)): \(observed.count) outcomes for \(commands.count) commands")
+        #expect(observed.count == items.count, "\(context(mode)): \(observed.count) outcomes for \(items.count) commands")
         var mismatches = 0
-        for (index, result) in observed.enumerated() where index < commands.count {
+        for (index, result) in observed.enumerated() where index < items.count {
             let problem: String?
             switch result {
             case .success(let outcome):
@@ -58,7 +58,7 @@ struct ModelCheck: Sendable {
             guard let problem else { continue }
             mismatches += 1
             if mismatches <= Self.reportLimit {
-                Issue.record("\(context(mode)): command #\(index + 1) \(commands[index].ndjsonLine.prefix(400)): \(problem)")
+                Issue.record("\(context(mode)): command #\(index + 1) \(items[index].line.prefix(600)): \(problem)")
             }
         }
         if mismatches > Self.reportLimit {
@@ -102,7 +102,7 @@ struct ModelCheck: Sendable {
     /// All three checks, on a database the stream was applied to.
     func checkAll(_ observed: [Result<CommandOutcome, any Error>], _ db: TestDatabase, mode: String) async throws {
         checkOutcomes(observed, mode: mode)
-        let ledger = Ledger(databaseURL: db.conninfo, poolSize: 2)
+        let ledger = Ledger(databaseURL: db.conninfo, poolSize: 2, stores: GoogleNotice.stores)
         do {
             try await checkProjections(ledger, mode: mode)
         } catch {

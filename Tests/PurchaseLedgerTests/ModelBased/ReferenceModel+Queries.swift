@@ -31,8 +31,15 @@ extension ReferenceModel {
             .max { ($0.expiryTime ?? .distantPast, $0.purchaseTime, $0.paymentSeq) < ($1.expiryTime ?? .distantPast, $1.purchaseTime, $1.paymentSeq) }
         let latest = made.map(\.payment).max { ($0.purchaseTime, $0.paymentSeq) < ($1.purchaseTime, $1.paymentSeq) }
         let status: Subscription.Status
+        // A billing state holds from its time until a renewal paid after it (§5.3, §5.4).
+        let billing = Self.latest(lineage.billingStates.map { ($0.time, $0.state) }, at: instant)
+        let renewedAfterBilling = billing.map { state in
+            made.contains { $0.payment.isRenewal && $0.payment.purchaseTime > state.time }
+        } ?? false
         if let expiry = live?.expiryTime, expiry > instant {
             status = .active
+        } else if let state = billing?.value, !renewedAfterBilling {
+            status = state
         } else if made.contains(where: { refundedByThen($0) && ($0.payment.expiryTime ?? .distantPast) > instant }) {
             status = .revoked
         } else {

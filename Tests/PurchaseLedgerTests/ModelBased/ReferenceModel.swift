@@ -27,11 +27,15 @@ struct ReferenceModel {
         var userId: String
         var productId: String
         var productType: ProductType
-        /// The recorded cancels (§2.5), in the order they were recorded.
-        var cancels: [Date] = []
+        /// Auto-renew turned off (a cancel, §2.5, or a store's notification) or back on, in the
+        /// order recorded.
+        var autoRenewChanges: [(time: Date, on: Bool)] = []
+        /// The stores' billing states (§5.4 of §3.2: nil when a notification ended it), in the
+        /// order recorded.
+        var billingStates: [(time: Date, state: Subscription.Status?)] = []
     }
 
-    private struct TransactionKey: Hashable {
+    struct TransactionKey: Hashable {
         var storeCode: StoreCode
         var transactionId: String
     }
@@ -41,10 +45,20 @@ struct ReferenceModel {
         var productId: String
     }
 
-    private(set) var payments: [String: PaymentState] = [:]
-    private var transactions: [TransactionKey: String] = [:]
-    private(set) var lineages: [LineageKey: LineageState] = [:]
+    var payments: [String: PaymentState] = [:]
+    var transactions: [TransactionKey: String] = [:]
+    /// Notification ids received (and not refused).
+    var notificationsSeen: Set<String> = []
+    /// Notifications waiting for their payment, with the order they arrived in.
+    var parked: [(notice: GoogleNotice, arrival: Int)] = []
+    var lineages: [LineageKey: LineageState] = [:]
     private var products: [ProductKey: ProductType] = [:]
+
+    /// Applies one command of a stream and returns the outcome the contract gives it.
+    mutating func apply(_ item: StreamItem) -> ExpectedOutcome {
+        if let notice = item.google { return notify(notice) }
+        return apply(item.command)
+    }
 
     /// Applies one command and returns the outcome the contract gives it.
     mutating func apply(_ command: LedgerCommand) -> ExpectedOutcome {
@@ -62,7 +76,7 @@ struct ReferenceModel {
         case .product(let store, let productId, let type):
             return declare(ProductKey(storeCode: store, productId: productId), type)
         case .notification, .accountLink:
-            preconditionFailure("the model does not cover \(command)")
+            preconditionFailure("the model reads notifications from the stream's GoogleNotice; no account links: \(command)")
         }
     }
 
@@ -96,6 +110,7 @@ struct ReferenceModel {
         }
         payments[seq] = PaymentState(payment: payment)
         transactions[TransactionKey(storeCode: payment.storeCode, transactionId: payment.transactionId)] = seq
+        if payment.storeCode == .googlePlay { releaseParked(for: payment) }
         return ExpectedOutcome(.recorded, paymentSeq: seq)
     }
 
@@ -140,15 +155,26 @@ struct ReferenceModel {
     mutating func cancel(_ key: LineageKey, at time: Date) -> ExpectedOutcome {
         guard lineages[key] != nil else { return .refused(.notFound) }
         if !autoRenewing(key, at: time) { return ExpectedOutcome(.duplicate) }
-        lineages[key]?.cancels.append(time)
+        lineages[key]?.autoRenewChanges.append((time, false))
         return ExpectedOutcome(.recorded)
     }
 
-    /// Auto-renew at `instant`: off from the latest cancel at or before it, unless a payment of
-    /// the lineage made after that cancel (and by the instant) turned it back on.
+    /// Auto-renew at `instant`: as the latest change at or before it set it (of two at one
+    /// time, the later recorded), except that a payment of the lineage made after a change that
+    /// turned it off (and by the instant) turned it back on.
     func autoRenewing(_ key: LineageKey, at instant: Date) -> Bool {
-        guard let lineage = lineages[key], let cancel = lineage.cancels.filter({ $0 <= instant }).max() else { return true }
-        return lineagePayments(key).contains { $0.payment.purchaseTime > cancel && $0.payment.purchaseTime <= instant }
+        guard let lineage = lineages[key], let change = Self.latest(lineage.autoRenewChanges.map { ($0.time, $0.on) }, at: instant)
+        else { return true }
+        if change.value { return true }
+        return lineagePayments(key).contains { $0.payment.purchaseTime > change.time && $0.payment.purchaseTime <= instant }
+    }
+
+    /// Of changes in the order recorded, the one in force at `instant`: the latest by time at or
+    /// before it, the later recorded of two at one time.
+    static func latest<T>(_ changes: [(Date, T)], at instant: Date) -> (time: Date, value: T)? {
+        changes.enumerated().filter { $0.element.0 <= instant }
+            .max { ($0.element.0, $0.offset) < ($1.element.0, $1.offset) }
+            .map { ($0.element.0, $0.element.1) }
     }
 
     // MARK: §2.3 restore

@@ -4,7 +4,8 @@ import PurchaseLedger
 /// Splits a stream among concurrent writers so that each command's outcome is still determined:
 /// commands that share a key (a user, a payment, a store transaction, a lineage, a product) go
 /// to the same writer, in their input order; writers share no key, so however their commands
-/// interleave, each sees the same ledger as the stream's order would have shown it.
+/// interleave, each sees the same ledger as the stream's order would have shown it. (A
+/// notification's token and order come from its ``GoogleNotice``.)
 struct WriterPartition {
     /// For each writer, the indices (into the stream) of its commands, ascending.
     let writers: [[Int]]
@@ -13,7 +14,7 @@ struct WriterPartition {
     ///   - commands: the stream.
     ///   - writerCount: how many writers; the parts are dealt out largest first, each to the
     ///     writer with the fewest commands so far.
-    init(_ commands: [LedgerCommand], writers writerCount: Int) {
+    init(_ items: [StreamItem], writers writerCount: Int) {
         var parent: [String: String] = [:]
         func root(_ key: String) -> String {
             var key = key
@@ -26,7 +27,7 @@ struct WriterPartition {
             let head = root(first)
             for key in keys.dropFirst() { let r = root(key); if r != head { parent[r] = head } }
         }
-        let keys = commands.map(Self.keys)
+        let keys = items.map { Self.keys($0.command) + ($0.google?.partitionKeys ?? []) }
         for commandKeys in keys { union(commandKeys) }
         var parts: [String: [Int]] = [:]
         for (index, commandKeys) in keys.enumerated() {
@@ -58,8 +59,8 @@ struct WriterPartition {
         case .accountLink(let user, let store, let token):
             return ["user:\(user)", "appAccountToken:\(store.rawValue):\(token)"]
         case .notification(let notification):
-            // Its keys depend on what the ledger knows (the lineage behind a token): not generated.
-            preconditionFailure("no partition keys for store notification \(notification.notificationId)")
+            // The rest (the token, the order) come from the stream's GoogleNotice.
+            return ["notification:\(notification.storeCode.rawValue):\(notification.notificationId)"]
         }
     }
 
@@ -68,6 +69,7 @@ struct WriterPartition {
                     "transaction:\(payment.storeCode.rawValue):\(payment.transactionId)",
                     "product:\(payment.storeCode.rawValue):\(payment.productId)"]
         if let lineage = payment.lineageId { keys.append("lineage:\(payment.storeCode.rawValue):\(lineage)") }
+        if payment.storeCode == .googlePlay { keys.append("gtoken:\(payment.purchaseToken)") }
         return keys
     }
 }
