@@ -15,7 +15,7 @@ import PurchaseLedger
 /// nothing of the rules: what each command does is for the ``ReferenceModel`` to say.
 struct CommandStreamGenerator {
     /// A subscription lineage the generator plans to deliver, one payment per period.
-    private struct LineagePlan {
+    struct LineagePlan {
         var storeCode: StoreCode
         var originalTransactionId: String
         var userId: String
@@ -30,10 +30,10 @@ struct CommandStreamGenerator {
     static let epoch = Date(timeIntervalSince1970: 1_767_225_600)
     static let day: TimeInterval = 86_400
 
-    private var random: StreamRandom
+    var random: StreamRandom
     private let groups: [[String]]
-    private var issued: [Payment] = []
-    private var plans: [LineagePlan] = []
+    var issued: [Payment] = []
+    var plans: [LineagePlan] = []
     private var emitted: [StreamItem] = []
     private var serial = 0
 
@@ -55,7 +55,7 @@ struct CommandStreamGenerator {
         while emitted.count < count {
             let kind = random.weighted([18, 22, 8, 10, 18, 8, 6, 5, 3, 10])
             let command: LedgerCommand?
-            if kind == 9 {
+            if kind == 9 {  // CommandStreamGenerator+Notifications.swift
                 if let notice = googleNotification() { emitted.append(StreamItem(notice)) }
                 continue
             }
@@ -93,12 +93,12 @@ struct CommandStreamGenerator {
         groups.first { $0.contains(user) } ?? [user]
     }
 
-    private mutating func nextSerial() -> String {
+    mutating func nextSerial() -> String {
         serial += 1
         return String(format: "%04d", serial)
     }
 
-    private mutating func time(after start: Date, within days: Int) -> Date {
+    mutating func time(after start: Date, within days: Int) -> Date {
         start.addingTimeInterval(TimeInterval(random.int(60...(days * 86_400))))
     }
 
@@ -314,39 +314,5 @@ struct CommandStreamGenerator {
         let type = random.chance(0.6) ? product.type
             : (random.pick([ProductType.consumable, .autoRenewable, .consumableAutoRenewable]) ?? product.type)
         return .product(storeCode: store(), productId: product.productId, productType: type)
-    }
-
-    // MARK: Google Play notifications
-
-    /// A notification about a Google Play subscription (one of its lineages' token, or now and
-    /// then a token no payment holds), a voided consumable purchase, or a test.
-    private mutating func googleNotification() -> GoogleNotice? {
-        let n = nextSerial()
-        let id = "M\(n)"
-        switch random.weighted([14, 4, 1]) {
-        case 0:
-            let type = random.pick([3, 3, 7, 6, 6, 5, 10, 13, 12, 12, 2]) ?? 3
-            if let plan = random.chance(0.9) ? random.pick(plans.filter({ $0.storeCode == .googlePlay })) : nil {
-                // Auto-renew changes and revocations while it runs; billing states mostly around its end.
-                let days = max(1, Int(plan.end.timeIntervalSince(plan.start) / Self.day)) + 20
-                let billing = [6, 5, 10, 13].contains(type) && random.chance(0.7)
-                let eventTime = billing ? time(after: plan.end.addingTimeInterval(-3 * Self.day), within: 40)
-                    : time(after: plan.start, within: days)
-                return GoogleNotice(messageId: id, kind: .subscription(type), purchaseToken: plan.payments[0].purchaseToken,
-                                    eventTime: eventTime)
-            }
-            return GoogleNotice(messageId: id, kind: .subscription(type), purchaseToken: "gtokNOPE\(n)",
-                                eventTime: time(after: Self.epoch, within: 200))
-        case 1:
-            let consumables = issued.filter { $0.storeCode == .googlePlay && $0.productType == .consumable }
-            if let payment = random.chance(0.85) ? random.pick(consumables) : nil {
-                return GoogleNotice(messageId: id, kind: .voided(orderId: payment.transactionId),
-                                    purchaseToken: payment.purchaseToken, eventTime: time(after: payment.purchaseTime, within: 30))
-            }
-            return GoogleNotice(messageId: id, kind: .voided(orderId: "GPANOPE\(n)"), purchaseToken: "gtokNOPE\(n)",
-                                eventTime: time(after: Self.epoch, within: 200))
-        default:
-            return GoogleNotice(messageId: id, kind: .test, purchaseToken: "", eventTime: time(after: Self.epoch, within: 200))
-        }
     }
 }

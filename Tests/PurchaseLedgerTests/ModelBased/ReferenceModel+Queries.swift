@@ -31,7 +31,7 @@ extension ReferenceModel {
             .max { ($0.expiryTime ?? .distantPast, $0.purchaseTime, $0.paymentSeq) < ($1.expiryTime ?? .distantPast, $1.purchaseTime, $1.paymentSeq) }
         let latest = made.map(\.payment).max { ($0.purchaseTime, $0.paymentSeq) < ($1.purchaseTime, $1.paymentSeq) }
         let status: Subscription.Status
-        // A billing state holds from its time until a renewal paid after it (§5.3, §5.4).
+        // A billing state holds from its time until a renewal paid after it (§3.2, §5.2, §5.3).
         let billing = Self.latest(lineage.billingStates.map { ($0.time, $0.state) }, at: instant)
         let renewedAfterBilling = billing.map { state in
             made.contains { $0.payment.isRenewal && $0.payment.purchaseTime > state.time }

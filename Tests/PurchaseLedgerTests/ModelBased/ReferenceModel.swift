@@ -30,8 +30,8 @@ struct ReferenceModel {
         /// Auto-renew turned off (a cancel, §2.5, or a store's notification) or back on, in the
         /// order recorded.
         var autoRenewChanges: [(time: Date, on: Bool)] = []
-        /// The stores' billing states (§5.4 of §3.2: nil when a notification ended it), in the
-        /// order recorded.
+        /// The stores' billing states (CONTRACT.md §3.2, §5.3; nil once a notification ended
+        /// it), in the order recorded.
         var billingStates: [(time: Date, state: Subscription.Status?)] = []
     }
 
