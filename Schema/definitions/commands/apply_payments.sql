@@ -23,7 +23,10 @@ RETURNS SETOF ledger.command_result
 -- Generic plans: every statement is driven by the batch's arrays and index probes, which suits
 -- a batch of one and of a thousand alike; custom plans would plan these statements again on
 -- every call (a batch of one spent 15 ms planning them, against 2 ms running them).
-LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $$
+-- No sequential scans: a session's plans are made once, often while the tables are still
+-- nearly empty, and a scan of the lineages chosen then grew with the ledger (30,000 lines of
+-- the demo ingested at 480 lines/s instead of 1,800; BENCHMARKS.md).
+LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $$
 DECLARE
     -- The items as an array (each read once from the jsonb), and the payment rules in order.
     v_items     jsonb[] := ARRAY(SELECT value FROM jsonb_array_elements(p_items));

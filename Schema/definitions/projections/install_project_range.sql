@@ -25,6 +25,10 @@ BEGIN
         -- Generic plans: every statement is driven by an index range scan of ledger.events, which
         -- suits one event and a rebuild's batch alike, and replanning the six statements on each
         -- append (what custom plans for a range parameter do) would cost more than running them.
+        -- No sequential scans: a session's plans are made once, on a new ledger while the tables
+        -- are nearly empty, and a consume's UPDATE planned then as a scan of every payment
+        -- (rescanning the events for each) grew with the ledger until autovacuum's first
+        -- ANALYZE: 6,000 demo lines took 12.3 s instead of 4.5 (BENCHMARKS.md).
         -- No JIT: a generic plan's estimate for a range grows with the log (0.5 %% of it), and
         -- past jit_above_cost every append compiled its statements (about 10M events in, a
         -- consume took 4 ms instead of 0.3).
@@ -33,6 +37,7 @@ BEGIN
         LANGUAGE plpgsql
         SET plan_cache_mode = force_generic_plan
         SET jit = off
+        SET enable_seqscan = off
         AS $body$
         DECLARE
             %6$s
