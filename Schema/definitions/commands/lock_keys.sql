@@ -4,7 +4,7 @@
 -- account, payment, store transaction, lineage, Google token, product), then by the key's hash.
 -- A key is 'kind:...', as the command functions build them; nulls are skipped, a key already
 -- held is taken again at no cost. A batch of commands calls it first with the keys of all of
--- them (LedgerCommand.lockKeys in Swift); a restore with the keys of its items.
+-- them (LedgerCommand.lockKeys in Swift); apply_payments with the keys of its items.
 CREATE OR REPLACE FUNCTION ledger.lock_keys(p_keys text[]) RETURNS void
 LANGUAGE plpgsql AS $$
 BEGIN

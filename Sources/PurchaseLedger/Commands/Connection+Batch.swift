@@ -52,18 +52,10 @@ package struct BatchPlan {
             guard commands.count > 1 || batch[commands[0]].isPayment else {
                 return batch[commands[0]].statement(now: now)
             }
-            var items = JSONWriter()
-            items.beginArray()
-            for index in commands {
-                guard case .record(let payment, let kind) = batch[index] else { continue }
-                items.beginObject()
-                items.field("kind", kind.rawValue)
-                items.key("data")
-                payment.writeCommandFields(into: &items)
-                items.endObject()
-            }
-            items.endArray()
-            return "SELECT \(unsafeSQL: LedgerCommand.resultColumns) FROM ledger.record_payments(\(JSONB(text: items.string))::jsonb)"
+            let items = Payment.items(commands.compactMap { index in
+                if case .record(let payment, let kind) = batch[index] { (payment, kind) } else { nil }
+            })
+            return "SELECT \(unsafeSQL: LedgerCommand.resultColumns) FROM ledger.record_payments(\(JSONB(text: items))::jsonb)"
         }
     }
 

@@ -25,17 +25,8 @@ extension LedgerCommand {
         case .accountLink(let user, let store, let token):
             return "SELECT \(unsafeSQL: columns) FROM ledger.link_account(\(user), \(store.rawValue), \(token))"
         case .restore(let user, let store, let time, let purchases):
-            var items = JSONWriter()
-            items.beginArray()
-            for payment in purchases {
-                items.beginObject()
-                items.field("kind", payment.isRenewal ? PaymentKind.renewal.rawValue : PaymentKind.purchase.rawValue)
-                items.key("data")
-                payment.writeCommandFields(into: &items)
-                items.endObject()
-            }
-            items.endArray()
-            return "SELECT \(unsafeSQL: columns) FROM ledger.restore(\(user), \(store.rawValue), \(time ?? now)::timestamptz, \(JSONB(text: items.string))::jsonb)"
+            let items = Payment.items(purchases.map { ($0, $0.isRenewal ? PaymentKind.renewal : .purchase) })
+            return "SELECT \(unsafeSQL: columns) FROM ledger.restore(\(user), \(store.rawValue), \(time ?? now)::timestamptz, \(JSONB(text: items))::jsonb)"
         }
     }
 
@@ -107,6 +98,22 @@ extension Payment {
     public func commandFields() -> String {
         var writer = JSONWriter()
         writeCommandFields(into: &writer)
+        return writer.string
+    }
+
+    /// Payments as the items `ledger.apply_payments` takes (a restore's, a batch's):
+    /// `[{"kind": "purchase" | "renewal", "data": {the command's fields}}, ...]`.
+    static func items(_ payments: [(Payment, PaymentKind)]) -> String {
+        var writer = JSONWriter()
+        writer.beginArray()
+        for (payment, kind) in payments {
+            writer.beginObject()
+            writer.field("kind", kind.rawValue)
+            writer.key("data")
+            payment.writeCommandFields(into: &writer)
+            writer.endObject()
+        }
+        writer.endArray()
         return writer.string
     }
 
