@@ -22,6 +22,8 @@ public final class Ledger: Sendable {
     public let stores: StoreConfiguration
     /// Concurrent commands share transactions through it.
     let groupCommit: GroupCommit
+    /// Brings a new ledger's planner statistics up to date as the calls grow it.
+    let statistics = StatisticsUpkeep()
     /// Commands in one group-commit batch at most: enough to amortise a commit, few enough that
     /// a batch's locks stay short.
     static let maxBatchSize = 32
@@ -90,7 +92,9 @@ public final class Ledger: Sendable {
                 // The connection says whether it was lost; the pool drops a broken one.
                 result = try await pool.withConnection { connection -> Result<[CommandOutcome], FailedAttempt> in
                     do {
-                        return .success(try connection.executeBatch(commands, now: now))
+                        let outcomes = try connection.executeBatch(commands, now: now)
+                        self.statistics.committed(commands.count, on: connection, logger: self.logger)
+                        return .success(outcomes)
                     } catch let error as PostgresError {
                         return .failure(FailedAttempt(error: error, lost: CommandRetry.isLostConnection(error, on: connection)))
                     }

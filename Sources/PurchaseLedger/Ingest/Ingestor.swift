@@ -31,6 +31,8 @@ public struct Ingestor {
     public var logger: Logger
     private let connect: () throws -> Connection
     private var connection: Connection?
+    /// Brings a new ledger's planner statistics up to date as the ingest grows it.
+    private let statistics = StatisticsUpkeep()
 
     /// - Parameters:
     ///   - batchSize: lines per transaction (at least 1).
@@ -129,7 +131,9 @@ public struct Ingestor {
             attempt += 1
             do {
                 let conn = try openConnection()
-                return try conn.executeBatch(commands)
+                let outcomes = try conn.executeBatch(commands)
+                statistics.committed(commands.count, on: conn, logger: logger)
+                return outcomes
             } catch let error as PostgresError where error.sqlState == .outOfSharedMemory && commands.count > 1 {
                 // The server's lock table is full (each line holds a few transaction locks until
                 // its batch commits): nothing was committed; run the batch as two smaller ones.
