@@ -39,13 +39,20 @@ BEGIN
         RETURN ledger.record_payment_core(CASE WHEN n->'payment'->>'transactionId'
                                                     = coalesce(n->'payment'->>'originalTransactionId', n->'payment'->>'transactionId')
                                                THEN 'purchase' ELSE 'renewal' END, n->'payment', false);
-    ELSE
-        -- Google: the order, else the latest payment holding the notification's token.
+    ELSIF n->>'orderId' IS NOT NULL THEN
+        -- Google's voided purchase: the payment (GG, orderId) and no other (notification_owner
+        -- parks it until that order is recorded).
         SELECT payment_seq, lineage_id INTO v_seq, v_lineage FROM ledger.payments
          WHERE store_code = 'GG' AND transaction_id = n->>'orderId';
-        IF v_seq IS NULL THEN
-            SELECT payment_seq, lineage_id INTO v_seq, v_lineage FROM ledger.payments
-             WHERE store_code = 'GG' AND token_sha256 = decode(n->>'purchaseTokenSha256', 'hex')
+    ELSE
+        -- A subscription notification: the lineage whose payment holds its token; REVOKED
+        -- refunds that lineage's latest payment, whichever token it holds.
+        SELECT payment_seq, lineage_id INTO v_seq, v_lineage FROM ledger.payments
+         WHERE store_code = 'GG' AND token_sha256 = decode(n->>'purchaseTokenSha256', 'hex')
+         ORDER BY purchase_time DESC, payment_seq DESC LIMIT 1;
+        IF v_effect = 'revokeLatest' AND v_lineage IS NOT NULL THEN
+            SELECT payment_seq INTO v_seq FROM ledger.payments
+             WHERE store_code = 'GG' AND lineage_id = v_lineage
              ORDER BY purchase_time DESC, payment_seq DESC LIMIT 1;
         END IF;
     END IF;

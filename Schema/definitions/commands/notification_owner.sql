@@ -17,13 +17,16 @@ BEGIN
         IF n->'payment'->>'userId' IS NOT NULL THEN
             RETURN n->'payment'->>'userId';
         END IF;
-        SELECT user_id INTO v_user FROM ledger.payments
-         WHERE store_code = 'GG' AND transaction_id = n->>'orderId';
-        IF v_user IS NULL THEN
+        -- A voided purchase is about one order (§5.3): it belongs to the order's user, and
+        -- waits (parked) until that order is recorded, even when its token is known.
+        IF n->>'orderId' IS NOT NULL THEN
             SELECT user_id INTO v_user FROM ledger.payments
-             WHERE store_code = 'GG' AND token_sha256 = decode(n->>'purchaseTokenSha256', 'hex')
-             ORDER BY purchase_time DESC LIMIT 1;
+             WHERE store_code = 'GG' AND transaction_id = n->>'orderId';
+            RETURN v_user;
         END IF;
+        SELECT user_id INTO v_user FROM ledger.payments
+         WHERE store_code = 'GG' AND token_sha256 = decode(n->>'purchaseTokenSha256', 'hex')
+         ORDER BY purchase_time DESC LIMIT 1;
         RETURN v_user;
     END IF;
     SELECT user_id INTO v_user FROM ledger.lineages

@@ -85,6 +85,47 @@ struct GoogleNotificationTests {
         }
     }
 
+    /// The lineage's renewal `GPA.1-1`, bought with a token of its own.
+    static let renewalWithOwnToken = #"{"type":"renewal","userId":"ug","storeCode":"GG","productId":"vip_month","productType":"AUTO_RENEWABLE","price":"4.99","currency":"USD","paymentSeq":"G-2","purchaseToken":"gtok-b","transactionId":"GPA.1-1","originalTransactionId":"GPA.1-0","purchaseTime":"2026-04-01T00:00:00Z","expiryTime":"2026-05-01T00:00:00Z"}"#
+
+    /// §5.3: a voided purchase refunds the payment (GG, orderId). An order not recorded yet
+    /// parks the notification, even when another payment holds its token, and the order's
+    /// payment is refunded when it arrives; no other payment is.
+    @Test func aVoidedPurchaseOfAnUnrecordedOrderWaitsForThatOrder() async throws {
+        try await TestDatabase.with { db in
+            try db.withConnection { c throws in
+                let voided = #""voidedPurchaseNotification":{"purchaseToken":"gtok-1","orderId":"GPA.1-1","productType":1,"refundType":1}"#
+                let out = try c.ingest([
+                    Self.purchase,
+                    Self.push("m-1", at: "2026-04-05T00:00:00Z", voided),
+                    Self.renewalWithOwnToken.replacingOccurrences(of: "gtok-b", with: "gtok-1"),
+                ], stores: Self.stores)
+                #expect(out.map(\.status) == [.recorded, .parked, .recorded], "\(out)")
+                #expect(try c.query("SELECT payment_seq FROM ledger.payments WHERE refunded_at IS NOT NULL ORDER BY 1")
+                        .map { try $0.decode("payment_seq", as: String.self) } == ["G-2"])
+                #expect(try c.count("SELECT count(*) FROM ledger.notifications WHERE parked") == 0)
+            }
+        }
+    }
+
+    /// §5.3: REVOKED refunds the latest payment of the lineage whose payment holds the token,
+    /// whichever token that latest payment holds.
+    @Test func revokedRefundsTheLineagesLatestPayment() async throws {
+        try await TestDatabase.with { db in
+            try db.withConnection { c throws in
+                let out = try c.ingest([
+                    Self.purchase,
+                    Self.renewalWithOwnToken,
+                    Self.push("m-1", at: "2026-04-10T00:00:00Z", Self.subscription(12)),  // REVOKED, the first token
+                ], stores: Self.stores)
+                #expect(out.map(\.status) == [.recorded, .recorded, .recorded], "\(out)")
+                #expect(try c.query("SELECT payment_seq FROM ledger.payments WHERE refunded_at IS NOT NULL ORDER BY 1")
+                        .map { try $0.decode("payment_seq", as: String.self) } == ["G-2"])
+                #expect(try status(c, at: "2026-04-15T00:00:00Z")?.status == .revoked)
+            }
+        }
+    }
+
     @Test func aNotificationAboutAnUnknownTokenIsParkedUntilItsPurchase() async throws {
         try await TestDatabase.with { db in
             try db.withConnection { c throws in
