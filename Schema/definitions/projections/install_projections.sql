@@ -50,18 +50,16 @@ BEGIN
             refund_reversed_at      timestamptz,
             extended_expiry_time    timestamptz,
             extended_at             timestamptz,
-            -- A subscription payment that is not its lineage's first purchase (computed on insert,
-            -- so that payments_lineage_idx can carry it without the two ids).
-            renews_lineage          boolean GENERATED ALWAYS AS (transaction_id <> lineage_id) STORED,
             CONSTRAINT payments_store_transaction_key UNIQUE (store_code, transaction_id)
         );
         CREATE INDEX payments_unconsumed_idx ON %1$I.payments (user_id, purchase_time, payment_seq)
             WHERE consumed_at IS NULL AND refunded_at IS NULL AND product_type <> 'AUTO_RENEWABLE';
-        -- A lineage's payments by purchase time, with everything subscriptions_at reads of them:
-        -- one index-only range scan per lineage (the ids are bounded, 255 characters each, so the
-        -- entry stays under the B-tree's limit; transaction_id is left out for that reason).
+        -- A lineage's payments by purchase time, with what subscriptions_at reads of every one
+        -- of them: one index-only range scan per lineage. (transaction_id is left out: with the
+        -- lineage id beside it, ids of 255 four-byte characters would pass the B-tree's entry
+        -- limit; only a lineage with a billing state needs it, from the heap.)
         CREATE INDEX payments_lineage_idx ON %1$I.payments (store_code, lineage_id, purchase_time)
-            INCLUDE (payment_seq, renews_lineage, expiry_time, extended_expiry_time, extended_at,
+            INCLUDE (payment_seq, expiry_time, extended_expiry_time, extended_at,
                      refunded_at, reversed_refund_at, refund_reversed_at)
             WHERE lineage_id IS NOT NULL;
         CREATE INDEX payments_purchase_time_idx ON %1$I.payments (purchase_time);

@@ -19,9 +19,13 @@ SELECT s.user_id, s.store_code, s.product_id, s.product_type, s.original_transac
            agg.live_expiry AS expiry_time,
            (ar.auto_renewing IS NULL OR ar.auto_renewing OR ar.changed_at < agg.last_purchase) AS auto_renewing,
            CASE WHEN agg.live_expiry > p_at THEN 'active'
-                -- A billing state holds from its time until a renewal paid after it.
+                -- A billing state holds from its time until a renewal paid after it (looked
+                -- up only for a lineage that has a billing state).
                 WHEN bs.state IS NOT NULL AND bs.state <> 'none'
-                     AND NOT coalesce(agg.last_renewal > bs.changed_at, false) THEN
+                     AND NOT EXISTS (SELECT FROM ledger.payments r
+                                      WHERE r.store_code = l.store_code AND r.lineage_id = l.original_transaction_id
+                                        AND r.purchase_time <= p_at AND r.purchase_time > bs.changed_at
+                                        AND r.transaction_id <> r.lineage_id) THEN
                      CASE WHEN bs.state <> 'inGracePeriod' THEN bs.state
                           WHEN bs.grace_expires_at IS NULL OR bs.grace_expires_at > p_at THEN 'inGracePeriod'
                           ELSE 'billingRetry' END
@@ -29,13 +33,12 @@ SELECT s.user_id, s.store_code, s.product_id, s.product_type, s.original_transac
                 ELSE 'expired' END AS status,
            bs.grace_expires_at
       FROM ledger.lineages l
-      -- One index-only range scan of payments_lineage_idx per lineage: the aggregates, the live
+      -- One index-only range scan of payments_lineage_idx per lineage: the purchase times, the live
       -- payment (the greatest expiry at p_at among those not refunded then, NULLs first as in
       -- ORDER BY … DESC, then the latest) and the latest payment, each an ordered pick.
       CROSS JOIN LATERAL (
             SELECT min(p.purchase_time) AS first_purchase,
                    max(p.purchase_time) AS last_purchase,
-                   max(p.purchase_time) FILTER (WHERE p.renews_lineage) AS last_renewal,
                    coalesce(bool_or(x.refunded AND x.expiry > p_at), false) AS revoked,
                    (array_agg(p.payment_seq ORDER BY x.expiry DESC, p.purchase_time DESC, p.payment_seq DESC)
                       FILTER (WHERE NOT x.refunded))[1] AS live_seq,
