@@ -8,7 +8,7 @@ import Testing
 /// The contract's field rules hold alike for the library and for a direct `ledger_writer` call:
 /// every invalid payment is refused naming its field, and nothing is written. Both sides read
 /// the same rules (`Schema/definitions/rules/field_rules.json`): the decoder through
-/// `FieldRules`, `ledger.payment_invalid_field` through `ledger.field_rules`.
+/// `FieldRules`, `ledger.apply_payments` (`ledger.field_invalid` over `ledger.field_rules`).
 @Suite("Payment rules: the library and a direct writer call refuse the same payments")
 struct PaymentRuleTests {
     /// One invalid payment: the changes to a valid purchase line (nil removes a field) and to a

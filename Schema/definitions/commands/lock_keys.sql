@@ -4,13 +4,12 @@
 -- account, payment, store transaction, lineage, Google token, product), then by the key's hash.
 -- A key is 'kind:...', as the command functions build them; nulls are skipped, a key already
 -- held is taken again at no cost. A batch of commands calls it first with the keys of all of
--- them (LedgerCommand.lockKeys in Swift); a restore with the keys of its items.
+-- them (LedgerCommand.lockKeys in Swift); apply_payments with the keys of its items.
 CREATE OR REPLACE FUNCTION ledger.lock_keys(p_keys text[]) RETURNS void
 LANGUAGE plpgsql AS $$
-DECLARE
-    v_hash bigint;
 BEGIN
-    FOR v_hash IN
+    -- One statement: each lock is taken as the sorted keys come out.
+    PERFORM pg_advisory_xact_lock(hash) FROM (
         SELECT hash FROM (
             SELECT DISTINCT array_position(
                        ARRAY['restore', 'notification', 'account', 'payment', 'transaction', 'lineage', 'token', 'product'],
@@ -18,12 +17,8 @@ BEGIN
                    hashtextextended(k, 0) AS hash
               FROM unnest(p_keys) AS k
              WHERE k IS NOT NULL) AS keys
-         ORDER BY rank NULLS LAST, hash
-    LOOP
-        PERFORM pg_advisory_xact_lock(v_hash);
-    END LOOP;
+         ORDER BY rank NULLS LAST, hash) AS ordered;
 END
 $$;
 REVOKE ALL ON FUNCTION ledger.lock_keys(text[]) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION ledger.lock_keys(text[]) TO ledger_writer;
-

@@ -1,5 +1,5 @@
 -- The data of a PurchaseRecorded or RenewalRecorded event, built from a payment command that
--- ledger.payment_invalid_field accepted: the keys Schema/EVENTS.md documents and no others
+-- ledger.apply_payments accepted: the keys Schema/EVENTS.md documents and no others
 -- (a caller's extra keys never enter the log), times in UTC with microseconds, the price as
 -- its numeric text (negative zero as 0, the scale kept), the payload (or payloadBase64) as
 -- given, the token's digest in lowercase hex (absent for a payment first learned from a

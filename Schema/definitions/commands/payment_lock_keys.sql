@@ -1,4 +1,4 @@
--- The keys a purchase or a renewal locks (d: its data, as record_payment_core reads it).
+-- The keys a purchase or a renewal locks (d: its data, as ledger.apply_payments reads it).
 CREATE OR REPLACE FUNCTION ledger.payment_lock_keys(d jsonb) RETURNS text[]
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN ARRAY[

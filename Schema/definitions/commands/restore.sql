@@ -1,41 +1,47 @@
 -- Restores a user's purchases on one store: every item is recorded as a purchase or a renewal
 -- (p_items: [{"kind": "purchase"|"renewal", "data": {...}}]); one refused item refuses all.
+-- (record_payment_in_tx, which recorded the items one by one before apply_payments, is gone.)
+DROP FUNCTION IF EXISTS ledger.record_payment_in_tx(text, jsonb);
 CREATE OR REPLACE FUNCTION ledger.restore(p_user_id text, p_store_code text, p_time timestamptz, p_items jsonb)
 RETURNS ledger.command_result
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off AS $$
 DECLARE
-    v_item     jsonb;
-    v_index    bigint;
-    r          ledger.command_result;
-    v_recorded text[] := '{}';
+    v_first    bigint;
+    v_refused  bigint;
     v_code     text;
     v_message  text;
+    v_recorded text[];
     v_pos      bigint;
 BEGIN
-    -- Every item's keys at once, in the ledger's one lock order, before any item takes its own.
-    PERFORM ledger.lock_keys(ARRAY(SELECT unnest(ledger.payment_lock_keys(item->'data'))
-                                     FROM jsonb_array_elements(p_items) AS item));
+    -- CONTRACT.md §2.3: every item is the restoring user's, on the restore's store. The items
+    -- before the first that is not are recorded (a batch, apply_payments); the first refusal,
+    -- of an item or of that one, refuses the restore, and nothing it wrote is kept.
+    SELECT ordinality INTO v_first FROM jsonb_array_elements(p_items) WITH ORDINALITY AS item
+     WHERE value->'data'->>'userId' IS DISTINCT FROM p_user_id OR value->'data'->>'storeCode' IS DISTINCT FROM p_store_code
+     ORDER BY ordinality LIMIT 1;
     BEGIN
-        FOR v_item, v_index IN SELECT value, ordinality FROM jsonb_array_elements(p_items) WITH ORDINALITY LOOP
-            -- CONTRACT.md §2.3: every item is the restoring user's, on the restore's store.
-            IF v_item->'data'->>'userId' IS DISTINCT FROM p_user_id
-               OR v_item->'data'->>'storeCode' IS DISTINCT FROM p_store_code THEN
-                r := ledger.rejected('INVALID_INPUT', format('%s must equal the restore''s',
-                         CASE WHEN v_item->'data'->>'userId' IS DISTINCT FROM p_user_id THEN 'userId' ELSE 'storeCode' END));
-            ELSE
-                r := ledger.record_payment_in_tx(v_item->>'kind', v_item->'data');
-            END IF;
-            IF r.status = 'rejected' THEN
-                RAISE EXCEPTION USING ERRCODE = 'LR001', MESSAGE = r.code,
-                      DETAIL = format('purchases[%s]: %s', v_index - 1, r.message);
-            ELSIF r.status = 'recorded' THEN
-                v_recorded := v_recorded || r.payment_seq;
-            END IF;
-        END LOOP;
+        SELECT array_agg(r.payment_seq ORDER BY n) FILTER (WHERE r.status = 'recorded'),
+               (array_agg(n ORDER BY n) FILTER (WHERE r.status = 'rejected'))[1],
+               (array_agg(r.code ORDER BY n) FILTER (WHERE r.status = 'rejected'))[1],
+               (array_agg(r.message ORDER BY n) FILTER (WHERE r.status = 'rejected'))[1]
+          INTO v_recorded, v_refused, v_code, v_message
+          FROM ledger.apply_payments(coalesce((SELECT jsonb_agg(value ORDER BY ordinality)
+                                                 FROM jsonb_array_elements(p_items) WITH ORDINALITY
+                                                WHERE v_first IS NULL OR ordinality < v_first), '[]'), false)
+               WITH ORDINALITY AS r(status, code, message, payment_seq, consumed_at, recorded, payments, n);
+        IF v_refused IS NOT NULL THEN
+            RAISE EXCEPTION USING ERRCODE = 'LR001', MESSAGE = v_code,
+                  DETAIL = format('purchases[%s]: %s', v_refused - 1, v_message);
+        ELSIF v_first IS NOT NULL THEN
+            RAISE EXCEPTION USING ERRCODE = 'LR001', MESSAGE = 'INVALID_INPUT',
+                  DETAIL = format('purchases[%s]: %s must equal the restore''s', v_first - 1,
+                      CASE WHEN p_items->(v_first::integer - 1)->'data'->>'userId' IS DISTINCT FROM p_user_id THEN 'userId' ELSE 'storeCode' END);
+        END IF;
     EXCEPTION WHEN SQLSTATE 'LR001' THEN
         GET STACKED DIAGNOSTICS v_code = MESSAGE_TEXT, v_message = PG_EXCEPTION_DETAIL;
         RETURN ledger.rejected(v_code, v_message);
     END;
+    v_recorded := coalesce(v_recorded, '{}');
     v_pos := ledger.append('restore:' || p_store_code || ':' || p_user_id, 'PurchasesRestored',
                            jsonb_build_object('userId', p_user_id, 'storeCode', p_store_code,
                                               'recorded', to_jsonb(v_recorded),

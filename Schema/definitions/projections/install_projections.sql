@@ -17,7 +17,7 @@ BEGIN
         -- payment first learned from a store notification has no purchase token of its own
         -- (token_sha256 null); an SDK line naming it later gives it one (linked_token_sha256).
         -- The rules a payment must meet are checked on the event before it is appended
-        -- (ledger.payment_invalid_field), not by a CHECK here: the server re-reads a CHECK's
+        -- (ledger.field_invalid, in ledger.apply_payments), not by a CHECK here: the server re-reads a CHECK's
         -- catalog text for every row it inserts.
         CREATE TABLE %1$I.payments (
             payment_seq             text PRIMARY KEY,

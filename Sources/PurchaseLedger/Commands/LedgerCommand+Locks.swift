@@ -73,7 +73,7 @@ extension StoreNotification {
             if let lineage = originalTransactionId ?? transactionId { keys.append("lineage:AS:\(lineage)") }
         case .googlePlay:
             if effect != .payment, let purchaseTokenSha256 { keys.append("token:\(purchaseTokenSha256)") }
-            // The payment it records, with the keys `record_payment_core` takes for it.
+            // The payment it records, with the keys `apply_payments` takes for it.
             if effect == .payment, let payment { keys += Payment.lockKeys(eventData: payment) }
         }
         return keys

@@ -7,7 +7,7 @@ extension LedgerCommand {
     /// The one statement that runs the command in the database (Schema/definitions/commands).
     /// `now` stands in for an absent time.
     func statement(now: Date) -> SQL {
-        let columns = "status, code, message, payment_seq, consumed_at, to_json(recorded)::text AS recorded, to_json(payments)::text AS payments"
+        let columns = Self.resultColumns
         switch self {
         case .record(let payment, let kind):
             return "SELECT \(unsafeSQL: columns) FROM ledger.record_payment(\(kind.rawValue), \(JSONB(text: payment.commandFields()))::jsonb)"
@@ -25,17 +25,35 @@ extension LedgerCommand {
         case .accountLink(let user, let store, let token):
             return "SELECT \(unsafeSQL: columns) FROM ledger.link_account(\(user), \(store.rawValue), \(token))"
         case .restore(let user, let store, let time, let purchases):
-            var items = JSONWriter()
-            items.beginArray()
-            for payment in purchases {
-                items.beginObject()
-                items.field("kind", payment.isRenewal ? PaymentKind.renewal.rawValue : PaymentKind.purchase.rawValue)
-                items.key("data")
-                payment.writeCommandFields(into: &items)
-                items.endObject()
-            }
-            items.endArray()
-            return "SELECT \(unsafeSQL: columns) FROM ledger.restore(\(user), \(store.rawValue), \(time ?? now)::timestamptz, \(JSONB(text: items.string))::jsonb)"
+            let items = Payment.items(purchases.map { ($0, $0.isRenewal ? PaymentKind.renewal : .purchase) })
+            return "SELECT \(unsafeSQL: columns) FROM ledger.restore(\(user), \(store.rawValue), \(time ?? now)::timestamptz, \(JSONB(text: items))::jsonb)"
+        }
+    }
+
+    /// The columns of a `ledger.command_result` that ``outcome(from:)`` reads.
+    static let resultColumns = "status, code, message, payment_seq, consumed_at, to_json(recorded)::text AS recorded, to_json(payments)::text AS payments"
+
+    /// A purchase or a renewal: in a batch, recorded with the other payments of its round.
+    package var isPayment: Bool {
+        if case .record = self { true } else { false }
+    }
+
+    /// A consume, a refund or a cancel: in a batch, it keeps its order among the others of
+    /// these kinds (a consume may name its payment by an alias, a key no command foresees).
+    package var keepsOrder: Bool {
+        switch self {
+        case .consume, .refund, .cancel: true
+        default: false
+        }
+    }
+
+    /// A command whose outcome reads more than its ``lockKeys`` name (a restore lists the user's
+    /// subscription payments; a notification, a product or an account link changes how later
+    /// commands read): in a batch, it runs after every earlier command and before every later one.
+    package var isBarrier: Bool {
+        switch self {
+        case .restore, .notification, .product, .accountLink: true
+        case .record, .consume, .refund, .cancel: false
         }
     }
 
@@ -80,6 +98,22 @@ extension Payment {
     public func commandFields() -> String {
         var writer = JSONWriter()
         writeCommandFields(into: &writer)
+        return writer.string
+    }
+
+    /// Payments as the items `ledger.apply_payments` takes (a restore's, a batch's):
+    /// `[{"kind": "purchase" | "renewal", "data": {the command's fields}}, ...]`.
+    static func items(_ payments: [(Payment, PaymentKind)]) -> String {
+        var writer = JSONWriter()
+        writer.beginArray()
+        for (payment, kind) in payments {
+            writer.beginObject()
+            writer.field("kind", kind.rawValue)
+            writer.key("data")
+            payment.writeCommandFields(into: &writer)
+            writer.endObject()
+        }
+        writer.endArray()
         return writer.string
     }
 

@@ -3,7 +3,7 @@ import Postgres
 
 /// One of the contract's field rules (CONTRACT.md §2.1), as `Schema/definitions/rules/field_rules.json`
 /// states it. The library's decoder takes its names and limits from here, and the database's
-/// `ledger.payment_invalid_field` from the same file, loaded into `ledger.field_rules`.
+/// `ledger.apply_payments` (`ledger.field_invalid`) from the same file, loaded into `ledger.field_rules`.
 public struct FieldRule: Sendable, Equatable {
     /// What the value must be.
     public enum Kind: String, Sendable, Hashable {

@@ -2,7 +2,7 @@
 -- Timestamp.parseISO8601): YYYY-MM-DD, then T, t or a space, then HH:MM:SS, an optional fraction
 -- of 1 to 9 digits, and a zone (Z, z, ±HH, ±HHMM or ±HH:MM); years 0001 to 9999, days within
 -- the month (leap years included), hours 00-23, minutes and seconds 00-59. So that a direct
--- caller's time that is not one is refused naming its field (payment_invalid_field) instead of
+-- caller's time that is not one is refused naming its field (ledger.field_invalid) instead of
 -- failing the cast; the instant's own range is checked after the cast.
 CREATE OR REPLACE FUNCTION ledger.time_text_valid(t text) RETURNS boolean
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$

@@ -1,0 +1,168 @@
+import Foundation
+import LedgerTestSupport
+import Postgres
+import PurchaseLedger
+import Testing
+
+/// The set-based payment engine (issue 13, item 1): a batch's purchases and renewals are checked
+/// and appended as one set per round (`ledger.apply_payments`), and give exactly the outcomes
+/// and projections of the same commands run one at a time.
+@Suite("Set-based payments")
+struct SetEngineTests {
+    /// Commands whose outcomes depend on each other inside one batch: retries, conflicts on a
+    /// name, a store transaction or a lineage, renewals of a lineage the batch creates, consumes
+    /// and refunds of payments it records.
+    static let interacting: [LedgerCommand] = {
+        let p1 = Fixture.consumable("P-1")
+        var otherUser = p1
+        otherUser.userId = "u2"
+        var sameTransaction = Fixture.consumable("P-2")
+        sameTransaction.transactionId = p1.transactionId
+        var otherPrice = p1
+        otherPrice.price = "1.99"
+        let s1 = Fixture.subscription("S-1", transaction: "L-1", from: "2026-01-01T00:00:00Z", to: "2026-02-01T00:00:00Z")
+        let s2 = Fixture.subscription("S-2", transaction: "L-1b", original: "L-1", from: "2026-02-01T00:00:00Z", to: "2026-03-01T00:00:00Z")
+        let s3 = Fixture.subscription("S-3", user: "u2", transaction: "L-1c", original: "L-1", from: "2026-03-01T00:00:00Z", to: "2026-04-01T00:00:00Z")
+        let s4 = Fixture.subscription("S-4", product: "premium_year", transaction: "L-1d", original: "L-1",
+                                      from: "2026-04-01T00:00:00Z", to: "2026-05-01T00:00:00Z")
+        return [
+            .record(p1, kind: .purchase),
+            .record(p1, kind: .purchase),                  // a retry: duplicate
+            .record(otherUser, kind: .purchase),           // USER_INVALID
+            .record(sameTransaction, kind: .purchase),     // PAYMENT_CONFLICT (the transaction)
+            .record(otherPrice, kind: .purchase),          // PAYMENT_CONFLICT (the price)
+            .consume(paymentSeq: "P-1", userId: "u1", purchaseToken: "tok-P-1", time: nil),
+            .consume(paymentSeq: "P-1", userId: "u1", purchaseToken: "tok-P-1", time: nil),
+            .record(s2, kind: .renewal),                   // before its lineage's first payment
+            .record(s1, kind: .purchase),
+            .record(s3, kind: .renewal),                   // USER_INVALID (the lineage's user)
+            .record(s4, kind: .renewal),                   // PRODUCT_INVALID (the lineage's product)
+            .record(Fixture.consumable("P-3", user: "u3"), kind: .purchase),
+            .refund(paymentSeq: "P-3", time: nil, reason: "test"),
+            .record(Fixture.consumable("P-3", user: "u3"), kind: .purchase),
+            .consume(paymentSeq: "P-3", userId: "u3", purchaseToken: "tok-P-3", time: nil),
+            .cancel(storeCode: .appStore, originalTransactionId: "L-1", time: nil),
+            .record(Fixture.consumable("P-4"), kind: .purchase),
+        ]
+    }()
+
+    /// The projections without the log's positions (which follow the order of appends).
+    static func projections(_ c: Connection) throws -> String {
+        try c.query("""
+            SELECT concat_ws('|',
+              (SELECT string_agg((payment_seq, user_id, product_id, price, kind, lineage_id, consumed_at IS NOT NULL,
+                                  refunded_at IS NOT NULL, linked_token_sha256)::text, ',' ORDER BY payment_seq) FROM ledger.payments),
+              (SELECT string_agg((store_code, original_transaction_id, user_id, product_id, product_type)::text, ','
+                                 ORDER BY store_code, original_transaction_id) FROM ledger.lineages),
+              (SELECT string_agg((store_code, original_transaction_id, auto_renewing)::text, ',' ORDER BY original_transaction_id)
+                 FROM ledger.auto_renew_changes),
+              (SELECT string_agg((stream, version)::text, ',' ORDER BY stream) FROM ledger.streams)) AS all
+            """)[0].decode("all", as: String?.self) ?? ""
+    }
+
+    static func summary(_ outcome: CommandOutcome) -> String {
+        "\(outcome.status.rawValue) \(outcome.error?.code.rawValue ?? "-") \(outcome.paymentSeq ?? "-")"
+    }
+
+    @Test func aBatchGivesTheOutcomesAndProjectionsOfOneCommandAtATime() async throws {
+        let commands = Self.interacting
+        let (alone, aloneProjections) = try await TestDatabase.with { db in
+            try db.withConnection { c throws in
+                (try commands.map { try c.run($0) }.map(Self.summary), try Self.projections(c))
+            }
+        }
+        #expect(alone.filter { $0.hasPrefix("rejected") }.count == 6, "\(alone)")
+        let (batched, batchedProjections) = try await TestDatabase.with { db in
+            try db.withConnection { c throws in
+                let outcomes = try c.executeBatch(commands).map(Self.summary)
+                #expect(try ProjectionVerifier(connection: c).verify().isEqual, "the projections equal a replay of the log")
+                return (outcomes, try Self.projections(c))
+            }
+        }
+        for (index, (one, set)) in zip(alone, batched).enumerated() {
+            #expect(one == set, "command \(index): alone \(one), in the batch \(set)")
+        }
+        #expect(batchedProjections == aloneProjections)
+    }
+
+    @Test func aBatchRunsInRoundsThatKeepTheOrderOfCommandsSharingAKey() {
+        let commands = Self.interacting + [
+            .restore(userId: "u1", storeCode: .appStore, time: nil, purchases: [Fixture.consumable("P-9")]),
+            .record(Fixture.consumable("P-5"), kind: .purchase),
+        ]
+        let plan = BatchPlan(commands)
+        let order = plan.steps.flatMap(\.commands)
+        #expect(order.sorted() == Array(commands.indices), "every command runs exactly once")
+        let position = Dictionary(uniqueKeysWithValues: order.enumerated().map { ($1, $0) })
+        for later in commands.indices {
+            for earlier in 0..<later {
+                let shared = !Set(commands[earlier].lockKeys).isDisjoint(with: commands[later].lockKeys)
+                let ordered = commands[earlier].keepsOrder && commands[later].keepsOrder
+                if shared || ordered || commands[earlier].isBarrier || commands[later].isBarrier {
+                    #expect(position[earlier]! < position[later]!, "command \(earlier) must run before \(later)")
+                }
+            }
+        }
+        // The first round's payments that share no key go as one statement.
+        #expect(plan.steps[0].commands.count > 1, "\(plan.steps.map(\.commands))")
+    }
+
+    @Test func aRestoreRecordsADuplicatedItemOnce() async throws {
+        try await TestDatabase.with { db in
+            try db.withConnection { c throws in
+                let s1 = Fixture.subscription("S-1", transaction: "L-1", from: "2026-01-01T00:00:00Z", to: "2026-02-01T00:00:00Z")
+                let outcome = try c.run(.restore(userId: "u1", storeCode: .appStore, time: nil, purchases: [s1, s1]))
+                #expect(outcome.status == .restored)
+                #expect(outcome.recorded == ["S-1"])
+                #expect(try c.count("SELECT count(*) FROM ledger.events WHERE type = 'PurchaseRecorded'") == 1)
+            }
+        }
+    }
+
+    /// A batch projects only its own events (`project_positions`), though another writer's may
+    /// lie between them; a range would insert that writer's payment a second time.
+    @Test func aBatchProjectsOnlyItsOwnEvents() async throws {
+        try await TestDatabase.with { db in
+            try db.withConnection { c throws in
+                for seq in ["P-1", "P-2", "P-3"] { #expect(try c.run(.record(Fixture.consumable(seq), kind: .purchase)).status == .recorded) }
+                let positions = try c.query("SELECT array_agg(position ORDER BY position)::text AS p FROM ledger.events")[0]
+                    .decode("p", as: String.self)
+                #expect(positions == "{1,2,3}")
+                try c.execute("BEGIN")
+                try c.execute("DELETE FROM ledger.payments WHERE payment_seq = 'P-2'")
+                try c.execute("SELECT ledger.project_positions(ARRAY[2]::bigint[])")
+                #expect(try c.count("SELECT count(*) FROM ledger.payments") == 3)
+                try c.execute("ROLLBACK")
+            }
+        }
+    }
+
+    /// Four writers record batches at once: their positions interleave, each batch projects
+    /// its own events, and every payment is recorded and projected once.
+    @Test func concurrentBatchesRecordEveryPaymentOnce() async throws {
+        try await TestDatabase.with { db in
+            // Threads of their own: blocking libpq work must not hold Swift's cooperative pool.
+            let writers = (0..<4).map { writer in
+                Background { () throws -> Bool in
+                    let c = try db.connect()
+                    defer { c.close() }
+                    for round in 0..<10 {
+                        let commands: [LedgerCommand] = (0..<50).map {
+                            .record(Fixture.consumable("W\(writer)-\(round)-\($0)", user: "u\($0 % 7)"), kind: .purchase)
+                        }
+                        guard try c.executeBatch(commands).allSatisfy({ $0.status == .recorded }) else { return false }
+                    }
+                    return true
+                }
+            }
+            for writer in writers {
+                #expect(try await writer.value(timeout: 600) == true, "a writer's batch was not recorded in full")
+            }
+            try db.withConnection { c throws in
+                #expect(try c.count("SELECT count(*) FROM ledger.payments") == 2000)
+                #expect(try c.count("SELECT count(*) FROM ledger.events") == 2000)
+                #expect(try ProjectionVerifier(connection: c).verify().isEqual)
+            }
+        }
+    }
+}
