@@ -166,4 +166,31 @@ struct EntitledSpansTests {
             }
         }
     }
+
+    /// Payments that arrive as sets (each round of an ingest batch is one `ledger.record_payments`,
+    /// applied by `project_positions`) leave the spans that the same lines leave one at a time,
+    /// and those that `project_range` gives when it replays the whole log.
+    @Test func paymentsRecordedAsSetsLeaveTheSpansOfOneAtATime() async throws {
+        let lines = AnalyticsFixture.early + [AnalyticsFixture.lateRenewal] + Array(DemoGenerator(seed: 23, users: 120))
+        func spans(batchSize: Int) async throws -> (live: [String], replayed: [String]) {
+            try await TestDatabase.with { db in
+                try db.withConnection { c throws in
+                    let outcomes = try c.ingest(lines, batchSize: batchSize)
+                    #expect(outcomes.filter { $0.status != .rejected }.count > 400)
+                    try c.executeScript(unsafeSQL: """
+                        SELECT ledger.install_projections('spans_replay');
+                        SELECT spans_replay.project_range(1, (SELECT max(position) FROM ledger.events));
+                        """)
+                    return (try Self.rows(c, "SELECT * FROM ledger.entitled_spans"),
+                            try Self.rows(c, "SELECT * FROM spans_replay.entitled_spans"))
+                }
+            }
+        }
+        let sets = try await spans(batchSize: 500)
+        let alone = try await spans(batchSize: 1)
+        #expect(sets.live.count > 300)
+        #expect(sets.live == alone.live)
+        #expect(sets.live == sets.replayed)
+        #expect(alone.live == alone.replayed)
+    }
 }
