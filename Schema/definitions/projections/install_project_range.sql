@@ -1,7 +1,8 @@
 -- project_range(from, to) and project_positions(positions) in the given schema: the one
 -- definition of how each event changes the projections, run by every append (one event), by a
 -- batch of commands (the positions of its events) and by a rebuild (the whole log, in ranges).
--- Both functions are made from the one body below; only the events they read differ.
+-- Both functions are made from the one body below; only the events they read differ. The step
+-- that keeps entitled_spans is in ledger.entitled_spans_step (its own file), with the same predicate.
 CREATE OR REPLACE FUNCTION ledger.install_project_range(target text)
 RETURNS void
 LANGUAGE plpgsql AS $install$
@@ -44,10 +45,6 @@ BEGIN
             applied bigint := 0;
             types   text[];
             subscriptions boolean;
-            -- ==== entitled spans (issue #13 item 5): the lineages the range touches ====
-            span_stores   text[];
-            span_lineages text[];
-            -- ==== entitled spans: end ====
         BEGIN
             -- Which kinds of event the range holds (only their statements run) and whether it
             -- holds a subscription payment. An append's range is one event: read it directly.
@@ -243,129 +240,15 @@ BEGIN
             ON CONFLICT DO NOTHING;
             END IF;
 
-            -- ==== entitled spans (issue #13 item 5): BEGIN ====
-            -- Every lineage whose payments or billing states the range changed gets its
-            -- entitled spans computed again from the tables above, once per sandbox scope,
-            -- so an append, a batch and a rebuild keep them alike (analytics.access reads them).
-            --
-            -- A payment p is active at t when purchase_time <= t, t is before its expiry at t
-            -- (ledger.expiry_at_instant: expiry_time, or extended_expiry_time from extended_at
-            -- on), and it is not refunded at t (ledger.refunded_at_instant: from refunded_at on,
-            -- and over [reversed_refund_at, refund_reversed_at)). As sets of t, that is
-            --     ([purchase_time, least(expiry_time, extended_at)) ∪ [max(purchase_time, extended_at), extended_expiry_time))
-            --     minus [refunded_at, ∞) minus [reversed_refund_at, refund_reversed_at)
-            -- so each expiry piece gives at most two spans: the one before the reversed refund
-            -- and the one after its reversal, each cut by a standing refund; cause says what
-            -- ends a span: 'expiry' (its natural end) or 'refund'.
-            -- A billing state b of 'inGracePeriod' holds at t when it is the lineage's latest
-            -- state by t ((changed_at, position) order), no renewal was purchased after it by t,
-            -- and t is before grace_expires_at (when known), once the lineage has a payment by t:
-            --     [max(changed_at, first purchase), least(grace_expires_at, next state's changed_at,
-            --                                             first renewal purchased after changed_at))
-            -- with cause 'billing'. Without sandbox, sandbox payments give no span, and a grace
-            -- period counts only in a lineage with a payment that is not sandbox.
-            -- In ledger.subscriptions_at an active payment outranks a billing state, and either
-            -- makes the lineage entitled: the union of both kinds of span is the entitled time.
-            -- Merged in (starts_at, ends_at) order: a span opens an interval when it starts after
-            -- every earlier span of its lineage ended.
-            IF subscriptions OR types && ARRAY['PaymentRefunded', 'RefundReversed', 'ExpiryExtended', 'BillingStateChanged'] THEN
-                SELECT coalesce(array_agg(t.store_code), '{}'), coalesce(array_agg(t.lineage_id), '{}')
-                  INTO span_stores, span_lineages
-                  FROM (SELECT e.data->>'storeCode' AS store_code,
-                               coalesce(e.data->>'originalTransactionId', e.data->>'transactionId') AS lineage_id
-                          FROM ledger.events e
-                         WHERE %2$s
-                           AND e.type IN ('PurchaseRecorded', 'RenewalRecorded')
-                           AND e.data->>'productType' <> 'CONSUMABLE'
-                        UNION
-                        SELECT p.store_code, p.lineage_id
-                          FROM ledger.events e
-                          JOIN %1$I.payments p ON p.payment_seq = e.data->>'paymentSeq'
-                         WHERE %2$s
-                           AND e.type IN ('PaymentRefunded', 'RefundReversed', 'ExpiryExtended')
-                           AND p.lineage_id IS NOT NULL
-                        UNION
-                        SELECT e.data->>'storeCode', e.data->>'originalTransactionId'
-                          FROM ledger.events e
-                         WHERE %2$s AND e.type = 'BillingStateChanged') t;
-
-                DELETE FROM %1$I.entitled_spans s
-                 USING unnest(span_stores, span_lineages) t(store_code, lineage_id)
-                 WHERE s.store_code = t.store_code AND s.lineage_id = t.lineage_id;
-
-                INSERT INTO %1$I.entitled_spans (store_code, lineage_id, with_sandbox, n, product_id, starts_at, ends_at,
-                                                 interval_start, ends_so_far, natural_end_so_far, billing_end_so_far,
-                                                 next_start)
-                SELECT o.store_code, o.lineage_id, o.with_sandbox, row_number() OVER w, o.product_id, o.starts_at, o.ends_at,
-                       max(CASE WHEN o.opens THEN o.starts_at END) OVER w,
-                       max(o.ends_at) OVER w,
-                       max(o.ends_at) FILTER (WHERE o.cause = 'expiry') OVER w,
-                       max(o.ends_at) FILTER (WHERE o.cause = 'billing') OVER w,
-                       CASE WHEN NOT coalesce(lead(o.opens) OVER w, true) THEN lead(o.starts_at) OVER w END
-                  FROM (SELECT s.*,
-                               coalesce(s.starts_at > max(s.ends_at) OVER (PARTITION BY s.store_code, s.lineage_id, s.with_sandbox
-                                                                         ORDER BY s.starts_at, s.ends_at, s.product_id, s.cause
-                                                                         ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING),
-                                        true) AS opens
-                          FROM (SELECT p.store_code, p.lineage_id, v.with_sandbox, p.product_id, s.starts_at, s.ends_at,
-                                       CASE WHEN s.ends_at < e.ends_at THEN 'refund' ELSE 'expiry' END AS cause
-                                  FROM unnest(span_stores, span_lineages) t(store_code, lineage_id)
-                                  JOIN %1$I.payments p ON p.store_code = t.store_code AND p.lineage_id = t.lineage_id
-                                 CROSS JOIN (VALUES (false), (true)) v(with_sandbox)
-                                 CROSS JOIN LATERAL (
-                                       SELECT p.purchase_time, least(p.expiry_time, p.extended_at)
-                                       UNION ALL
-                                       SELECT greatest(p.purchase_time, p.extended_at), p.extended_expiry_time
-                                        WHERE p.extended_at IS NOT NULL
-                                       ) e(starts_at, ends_at)
-                                 CROSS JOIN LATERAL (
-                                       SELECT e.starts_at, least(e.ends_at, p.refunded_at, p.reversed_refund_at)
-                                       UNION ALL
-                                       SELECT greatest(e.starts_at, p.refund_reversed_at), least(e.ends_at, p.refunded_at)
-                                        WHERE p.reversed_refund_at IS NOT NULL
-                                       ) s(starts_at, ends_at)
-                                 WHERE (v.with_sandbox OR NOT p.sandbox_payment)
-                                   AND s.ends_at > s.starts_at
-                                UNION ALL
-                                SELECT b.store_code, b.original_transaction_id, v.with_sandbox, l.product_id,
-                                       greatest(b.changed_at, q.first_purchase),
-                                       coalesce(least(b.grace_expires_at, nx.changed_at, q.first_renewal), 'infinity'),
-                                       'billing'
-                                  FROM unnest(span_stores, span_lineages) t(store_code, lineage_id)
-                                  JOIN %1$I.billing_states b
-                                    ON b.store_code = t.store_code AND b.original_transaction_id = t.lineage_id
-                                  JOIN %1$I.lineages l
-                                    ON l.store_code = b.store_code AND l.original_transaction_id = b.original_transaction_id
-                                 CROSS JOIN (VALUES (false), (true)) v(with_sandbox)
-                                 CROSS JOIN LATERAL (
-                                       SELECT min(r.purchase_time) AS first_purchase,
-                                              min(r.purchase_time) FILTER (WHERE r.transaction_id <> r.lineage_id
-                                                                             AND r.purchase_time > b.changed_at) AS first_renewal,
-                                              bool_or(NOT r.sandbox_payment) AS live
-                                         FROM %1$I.payments r
-                                        WHERE r.store_code = b.store_code AND r.lineage_id = b.original_transaction_id) q
-                                  LEFT JOIN LATERAL (
-                                       SELECT n.changed_at
-                                         FROM %1$I.billing_states n
-                                        WHERE n.store_code = b.store_code AND n.original_transaction_id = b.original_transaction_id
-                                          AND (n.changed_at, n.position) > (b.changed_at, b.position)
-                                        ORDER BY n.changed_at, n.position
-                                        LIMIT 1) nx ON true
-                                 WHERE b.state = 'inGracePeriod'
-                                   AND q.first_purchase IS NOT NULL
-                                   AND (v.with_sandbox OR q.live)
-                                   AND coalesce(least(b.grace_expires_at, nx.changed_at, q.first_renewal), 'infinity')
-                                       > greatest(b.changed_at, q.first_purchase)) s) o
-                WINDOW w AS (PARTITION BY o.store_code, o.lineage_id, o.with_sandbox
-                             ORDER BY o.starts_at, o.ends_at, o.product_id, o.cause ROWS UNBOUNDED PRECEDING);
-            END IF;
-            -- ==== entitled spans: END ====
+            -- The entitled spans of every lineage the events touched (ledger.entitled_spans_step).
+            %7$s
 
             RETURN applied;
         END
         $body$;
         REVOKE ALL ON FUNCTION %1$I.%3$s(%5$s) FROM PUBLIC;
-    $fn$, target, v.column5, v.column1, v.column2, v.column3, v.column4);
+    $fn$, target, v.column5, v.column1, v.column2, v.column3, v.column4,
+       ledger.entitled_spans_step(target, v.column5));
     END LOOP;
 END
 $install$;
