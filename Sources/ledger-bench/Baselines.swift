@@ -70,6 +70,13 @@ struct Baselines {
         }
     }
 
+    /// Drops the primary-key baseline's table (from a ledger the benchmark did not create).
+    func dropPrimaryKeyTable() throws {
+        let connection = try Connection.connect(ConnectionConfiguration(conninfo))
+        defer { connection.close() }
+        try connection.executeScript(unsafeSQL: "DROP TABLE IF EXISTS bench_pk")
+    }
+
     /// Rows per second of `CREATE TABLE ... AS SELECT * FROM ledger.events` on the same server.
     func ctasRowsPerSecond() throws -> (rows: Int, perSecond: Double) {
         let connection = try Connection.connect(ConnectionConfiguration(conninfo))

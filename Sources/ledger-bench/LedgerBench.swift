@@ -43,8 +43,17 @@ struct LedgerBench: AsyncParsableCommand {
     @Flag(help: "Keep the scratch database.")
     var keep = false
 
+    @Option(help: ArgumentHelp("Measure only the query and analytics figures, on this existing ledger database of the server (neither migrated nor dropped; `--runs` rounds of 2,000 lookups, each beside its primary-key baseline).", valueName: "database"))
+    var queriesOn: String?
+
     func run() async throws {
         let server = Ledger.configuration(databaseURL)
+        if let queriesOn {
+            let conninfo = try ConnectionConfiguration(server.conninfo, database: queriesOn).keywordConninfo()
+            let figures = try queryFigures(conninfo: conninfo)
+            print(json ? Report.json(figures, events: 0) : Report.table(figures, events: 0, runs: runs))
+            return
+        }
         let name = "ledger_bench_\(getpid())"
         let admin = try Connection.connect(ConnectionConfiguration(server.conninfo, database: "postgres"))
         try admin.executeScript(unsafeSQL: "CREATE DATABASE \(name)")
@@ -130,6 +139,45 @@ struct LedgerBench: AsyncParsableCommand {
                                   value: Measure.median(values), baselineName: nil, baseline: nil, goal: .valueAtMost(2)))
         }
         print(json ? Report.json(figures, events: logEvents) : Report.table(figures, events: logEvents, runs: runs))
+    }
+
+    /// The query latencies and the 30-day analytics on an existing ledger: `runs` rounds, each a
+    /// primary-key baseline then the ledger's queries for random demo users of that ledger; the
+    /// quantiles are over all rounds' lookups, and each round's ratios are printed as it ends.
+    private func queryFigures(conninfo: String) throws -> [Figure] {
+        let baselines = Baselines(conninfo: conninfo, pgbench: pgbench)
+        let paths = LedgerPaths(conninfo: conninfo)
+        let users = try paths.demoUsers()
+        var pk: [Double] = [], unconsumed: [Double] = [], subscriptions: [Double] = []
+        for r in 0..<max(1, runs) {
+            step("round \(r + 1): primary-key baseline and queries for random users of \(users)")
+            let base = try baselines.primaryKeyLatencies(lookups: 2000)
+            let q = try paths.queryLatencies(users: users, lookups: 2000, at: DemoGenerator.clock.date, seed: UInt64(7 + r))
+            let ratios = [(q.unconsumed, "unconsumed"), (q.subscriptions, "subscriptions")].map { values, label in
+                String(format: "%@ p50 %.2f× p99 %.2f×", label, Measure.quantile(values, 0.5) / Measure.quantile(base, 0.5),
+                       Measure.quantile(values, 0.99) / Measure.quantile(base, 0.99))
+            }
+            step("round \(r + 1): " + ratios.joined(separator: ", "))
+            pk += base
+            unconsumed += q.unconsumed
+            subscriptions += q.subscriptions
+        }
+        try baselines.dropPrimaryKeyTable()
+        var figures: [Figure] = []
+        for (label, values) in [("unconsumed", unconsumed), ("subscriptions --at", subscriptions)] {
+            for (q, tag) in [(0.5, "p50"), (0.99, "p99")] {
+                figures.append(Figure(path: "\(label) (library)", name: "\(tag) latency", unit: "ms",
+                                      value: Measure.quantile(values, q), baselineName: "primary-key SELECT \(tag)",
+                                      baseline: Measure.quantile(pk, q), goal: .ratioAtMost(2)))
+            }
+        }
+        step("30-day analytics revenue and subscribers")
+        let reports = try (0..<max(1, runs)).map { _ in try paths.analyticsSeconds() }
+        for (label, values) in [("revenue", reports.map(\.revenue)), ("subscribers", reports.map(\.subscribers))] {
+            figures.append(Figure(path: "analytics \(label), 30 days by day", name: "seconds", unit: "s",
+                                  value: Measure.median(values), baselineName: nil, baseline: nil, goal: .valueAtMost(2)))
+        }
+        return figures
     }
 
     /// `ledger serve` on loopback against the library in the same run: record and consume

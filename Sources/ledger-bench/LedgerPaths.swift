@@ -114,10 +114,10 @@ struct LedgerPaths {
     }
 
     /// Latencies in milliseconds of `unconsumed` and `subscriptions --at` for random users.
-    func queryLatencies(users: Int, lookups: Int, at: Date) throws -> (unconsumed: [Double], subscriptions: [Double]) {
+    func queryLatencies(users: Int, lookups: Int, at: Date, seed: UInt64 = 7) throws -> (unconsumed: [Double], subscriptions: [Double]) {
         let connection = try Connection.connect(ConnectionConfiguration(conninfo))
         defer { connection.close() }
-        var random = SplitMix64(seed: 7)
+        var random = SplitMix64(seed: seed)
         var unconsumed: [Double] = [], subscriptions: [Double] = []
         for _ in 0..<lookups {
             let user = DemoGenerator.userId(Int(random.next() % UInt64(max(users, 1))))
@@ -125,6 +125,17 @@ struct LedgerPaths {
             subscriptions.append(try Measure.time { _ = try Subscription.fetchAll(connection, userId: user, at: at) } * 1000)
         }
         return (unconsumed, subscriptions)
+    }
+}
+
+extension LedgerPaths {
+    /// How many demo users an existing ledger holds: the demo numbers them from 0, so this is
+    /// the count of distinct users of its payments.
+    func demoUsers() throws -> Int {
+        let connection = try Connection.connect(ConnectionConfiguration(conninfo))
+        defer { connection.close() }
+        return try connection.query("SELECT count(DISTINCT user_id)::bigint AS n FROM ledger.payments WHERE user_id LIKE 'user-%'")[0]
+            .decode("n", as: Int.self)
     }
 }
 

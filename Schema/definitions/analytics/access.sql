@@ -1,31 +1,30 @@
--- Each lineage's entitled time as disjoint intervals, with what ended each (gaps and islands
--- over analytics.entitlement_spans): one sort of the spans by lineage and start; a span opens
--- an interval when it starts after every earlier span of its lineage ended; an interval closes
--- at the span before the next opening. An interval ends by expiry when a span ends naturally
--- at its end, else by billing when a grace period's span does, else by a refund. The intervals
--- that end in [p_lo, p_hi) and start in (p_lo, p_hi] are exact, which is all the reports need.
+-- Analytics count what §3.2 calls entitled: a lineage is a subscriber at t when
+-- ledger.subscriptions_at(t) says `entitled` (active or inGracePeriod). Renewal extensions,
+-- reversed refunds and grace periods change access over time; project_range states each as
+-- spans of time in ledger.entitled_spans (the rules are written there), kept for every lineage
+-- an event touches, so that their union at t is exactly `entitled` at t.
+--
+-- Each lineage's entitled time as disjoint intervals, with what ended each, from those spans:
+-- an interval is read at the last of its spans that starts by p_hi, whose row carries the
+-- interval's start and its end so far. An interval ends by expiry when a span ends naturally at
+-- its end, else by billing when a grace period's span does, else by a refund. The intervals
+-- that end in [p_lo, p_hi) and start in (p_lo, p_hi] are exact, which is all the reports need;
+-- one that started before p_lo may show an earlier start than the spans meeting the window
+-- alone would give. (Until this read the maintained spans, it merged the spans that meet the
+-- window on every call: entitlement_spans, now folded into project_range, is dropped.)
+DROP FUNCTION IF EXISTS analytics.entitlement_spans(timestamptz, timestamptz, boolean);
 CREATE OR REPLACE FUNCTION analytics.access(p_lo timestamptz, p_hi timestamptz, p_include_sandbox boolean DEFAULT false)
 RETURNS TABLE (store_code text, product_id text, original_transaction_id text, starts_at timestamptz,
                ends_at timestamptz, ended_by_refund boolean, ended_by_billing boolean)
 LANGUAGE sql STABLE PARALLEL SAFE AS $$
-SELECT c.store_code, c.product_id, c.lineage_id, c.interval_start, c.interval_end,
-       c.natural_end IS DISTINCT FROM c.interval_end AND c.billing_end IS DISTINCT FROM c.interval_end,
-       c.natural_end IS DISTINCT FROM c.interval_end AND c.billing_end = c.interval_end
-  FROM (SELECT o.store_code, o.product_id, o.lineage_id,
-               max(CASE WHEN o.opens THEN o.starts_at END) OVER w AS interval_start,
-               max(o.ends_at) OVER w AS interval_end,
-               max(o.ends_at) FILTER (WHERE o.cause = 'expiry') OVER w AS natural_end,
-               max(o.ends_at) FILTER (WHERE o.cause = 'billing') OVER w AS billing_end,
-               coalesce(lead(o.opens) OVER w, true) AS closes
-          FROM (SELECT s.*,
-                       coalesce(s.starts_at > max(s.ends_at) OVER (PARTITION BY s.store_code COLLATE "C", s.lineage_id COLLATE "C"
-                                                                 ORDER BY s.starts_at, s.ends_at
-                                                                 ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING),
-                                true) AS opens
-                  FROM analytics.entitlement_spans(p_lo, p_hi, p_include_sandbox) s) o
-        WINDOW w AS (PARTITION BY o.store_code COLLATE "C", o.lineage_id COLLATE "C" ORDER BY o.starts_at, o.ends_at
-                     ROWS UNBOUNDED PRECEDING)) c
- WHERE c.closes
+SELECT s.store_code, s.product_id, s.lineage_id, s.interval_start, s.ends_so_far,
+       s.natural_end_so_far IS DISTINCT FROM s.ends_so_far AND s.billing_end_so_far IS DISTINCT FROM s.ends_so_far,
+       s.natural_end_so_far IS DISTINCT FROM s.ends_so_far AND s.billing_end_so_far = s.ends_so_far
+  FROM ledger.entitled_spans s
+ WHERE s.with_sandbox = p_include_sandbox
+   AND s.ends_so_far >= p_lo
+   AND s.starts_at <= p_hi
+   AND (s.next_start IS NULL OR s.next_start > p_hi)
 $$;
-COMMENT ON FUNCTION analytics.access(timestamptz, timestamptz, boolean) IS 'Each lineage''s entitled time (CONTRACT.md §3.2: active or inGracePeriod) as disjoint intervals [starts_at, ends_at): the union of analytics.entitlement_spans that meet [p_lo, p_hi] (ends in [p_lo, p_hi) and starts in (p_lo, p_hi] are exact). ended_by_refund: a refund, not an expiry or a billing state, ended the interval; ended_by_billing: a grace period ended it (billing retry or another billing state).';
+COMMENT ON FUNCTION analytics.access(timestamptz, timestamptz, boolean) IS 'Each lineage''s entitled time (CONTRACT.md §3.2: active or inGracePeriod) as disjoint intervals [starts_at, ends_at) that meet [p_lo, p_hi], from ledger.entitled_spans (ends in [p_lo, p_hi) and starts in (p_lo, p_hi] are exact). ended_by_refund: a refund, not an expiry or a billing state, ended the interval; ended_by_billing: a grace period ended it (billing retry or another billing state).';
 GRANT EXECUTE ON FUNCTION analytics.access(timestamptz, timestamptz, boolean) TO ledger_reader;

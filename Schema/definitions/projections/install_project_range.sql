@@ -1,7 +1,8 @@
 -- project_range(from, to) and project_positions(positions) in the given schema: the one
 -- definition of how each event changes the projections, run by every append (one event), by a
 -- batch of commands (the positions of its events) and by a rebuild (the whole log, in ranges).
--- Both functions are made from the one body below; only the events they read differ.
+-- Both functions are made from the one body below; only the events they read differ. The step
+-- that keeps entitled_spans is in ledger.entitled_spans_step (its own file), with the same predicate.
 CREATE OR REPLACE FUNCTION ledger.install_project_range(target text)
 RETURNS void
 LANGUAGE plpgsql AS $install$
@@ -239,11 +240,15 @@ BEGIN
             ON CONFLICT DO NOTHING;
             END IF;
 
+            -- The entitled spans of every lineage the events touched (ledger.entitled_spans_step).
+            %7$s
+
             RETURN applied;
         END
         $body$;
         REVOKE ALL ON FUNCTION %1$I.%3$s(%5$s) FROM PUBLIC;
-    $fn$, target, v.column5, v.column1, v.column2, v.column3, v.column4);
+    $fn$, target, v.column5, v.column1, v.column2, v.column3, v.column4,
+       ledger.entitled_spans_step(target, v.column5));
     END LOOP;
 END
 $install$;

@@ -54,7 +54,13 @@ BEGIN
         );
         CREATE INDEX payments_unconsumed_idx ON %1$I.payments (user_id, purchase_time, payment_seq)
             WHERE consumed_at IS NULL AND refunded_at IS NULL AND product_type <> 'AUTO_RENEWABLE';
-        CREATE INDEX payments_lineage_idx ON %1$I.payments (store_code, lineage_id)
+        -- A lineage's payments by purchase time, with what subscriptions_at reads of every one
+        -- of them: one index-only range scan per lineage. (transaction_id is left out: with the
+        -- lineage id beside it, ids of 255 four-byte characters would pass the B-tree's entry
+        -- limit; only a lineage with a billing state needs it, from the heap.)
+        CREATE INDEX payments_lineage_idx ON %1$I.payments (store_code, lineage_id, purchase_time)
+            INCLUDE (payment_seq, expiry_time, extended_expiry_time, extended_at,
+                     refunded_at, reversed_refund_at, refund_reversed_at)
             WHERE lineage_id IS NOT NULL;
         CREATE INDEX payments_purchase_time_idx ON %1$I.payments (purchase_time);
         CREATE INDEX payments_refunded_at_idx ON %1$I.payments (refunded_at) WHERE refunded_at IS NOT NULL;
@@ -70,7 +76,9 @@ BEGIN
             first_position          bigint NOT NULL,
             PRIMARY KEY (store_code, original_transaction_id)
         );
-        CREATE INDEX lineages_user_idx ON %1$I.lineages (user_id, store_code);
+        -- A user's lineages with what subscriptions_at returns of them: an index-only scan.
+        CREATE INDEX lineages_user_idx ON %1$I.lineages (user_id, store_code)
+            INCLUDE (original_transaction_id, product_id, product_type);
 
         -- Auto-renew turned off (a cancel), at the cancel's own time.
         CREATE TABLE %1$I.auto_renew_changes (
@@ -81,6 +89,34 @@ BEGIN
             position                bigint NOT NULL,
             PRIMARY KEY (store_code, original_transaction_id, position)
         );
+        -- A lineage's latest change at an instant: one backward index-only step.
+        CREATE INDEX auto_renew_changes_at_idx ON %1$I.auto_renew_changes
+            (store_code, original_transaction_id, changed_at, position) INCLUDE (auto_renewing);
+
+        -- Each subscription lineage's entitled time (CONTRACT.md §3.2: active or inGracePeriod)
+        -- as spans in merge order, once per sandbox scope (with_sandbox: sandbox payments
+        -- count), kept by project_range for every lineage an event touches (the rules are
+        -- written there). Each row carries what merging the lineage's spans up to it gives:
+        -- the start of its interval, the interval's end so far, the latest natural and billing
+        -- end so far, and the start of the next span of the same interval (null when the
+        -- interval ends with it). analytics.access reads a window's intervals from it with one
+        -- range scan instead of building and sorting them.
+        CREATE TABLE %1$I.entitled_spans (
+            store_code          text NOT NULL,
+            lineage_id          text NOT NULL,
+            with_sandbox        boolean NOT NULL,
+            n                   integer NOT NULL,   -- the span's place in merge order
+            product_id          text NOT NULL,
+            starts_at           timestamptz NOT NULL,
+            ends_at             timestamptz NOT NULL,
+            interval_start      timestamptz NOT NULL,
+            ends_so_far         timestamptz NOT NULL,
+            natural_end_so_far  timestamptz,
+            billing_end_so_far  timestamptz,
+            next_start          timestamptz,
+            PRIMARY KEY (store_code, lineage_id, with_sandbox, n)
+        );
+        CREATE INDEX entitled_spans_window_idx ON %1$I.entitled_spans (with_sandbox, ends_so_far);
 
         -- Each restore a user asked for, with the payments it recorded.
         CREATE TABLE %1$I.restores (
@@ -108,6 +144,9 @@ BEGIN
             position                bigint NOT NULL,
             PRIMARY KEY (store_code, original_transaction_id, position)
         );
+        -- A lineage's billing state at an instant: one backward index-only step.
+        CREATE INDEX billing_states_at_idx ON %1$I.billing_states
+            (store_code, original_transaction_id, changed_at, position) INCLUDE (state, grace_expires_at);
 
         -- Every notification received, by the store's id; parked ones with the keys that can
         -- release them.
@@ -156,7 +195,8 @@ BEGIN
 
         GRANT USAGE ON SCHEMA %1$I TO ledger_writer, ledger_reader;
         GRANT SELECT ON %1$I.payments, %1$I.lineages, %1$I.auto_renew_changes, %1$I.restores, %1$I.billing_states,
-                        %1$I.notifications, %1$I.products, %1$I.account_links, %1$I.payment_aliases
+                        %1$I.notifications, %1$I.products, %1$I.account_links, %1$I.payment_aliases,
+                        %1$I.entitled_spans
                      TO ledger_reader, ledger_writer;
     $ddl$, target);
     PERFORM ledger.install_project_range(target);

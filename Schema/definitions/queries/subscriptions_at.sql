@@ -14,14 +14,18 @@ SELECT s.user_id, s.store_code, s.product_id, s.product_type, s.original_transac
        CASE WHEN s.status = 'inGracePeriod' THEN s.grace_expires_at END
   FROM (
     SELECT l.user_id, l.store_code, l.product_id, l.product_type, l.original_transaction_id,
-           coalesce(live.payment_seq, latest.payment_seq) AS latest_payment_seq,
+           coalesce(agg.live_seq, agg.latest_seq) AS latest_payment_seq,
            agg.first_purchase AS purchase_time,
-           live.expiry_time,
+           agg.live_expiry AS expiry_time,
            (ar.auto_renewing IS NULL OR ar.auto_renewing OR ar.changed_at < agg.last_purchase) AS auto_renewing,
-           CASE WHEN live.expiry_time > p_at THEN 'active'
-                -- A billing state holds from its time until a renewal paid after it.
+           CASE WHEN agg.live_expiry > p_at THEN 'active'
+                -- A billing state holds from its time until a renewal paid after it (looked
+                -- up only for a lineage that has a billing state).
                 WHEN bs.state IS NOT NULL AND bs.state <> 'none'
-                     AND NOT coalesce(agg.last_renewal > bs.changed_at, false) THEN
+                     AND NOT EXISTS (SELECT FROM ledger.payments r
+                                      WHERE r.store_code = l.store_code AND r.lineage_id = l.original_transaction_id
+                                        AND r.purchase_time <= p_at AND r.purchase_time > bs.changed_at
+                                        AND r.transaction_id <> r.lineage_id) THEN
                      CASE WHEN bs.state <> 'inGracePeriod' THEN bs.state
                           WHEN bs.grace_expires_at IS NULL OR bs.grace_expires_at > p_at THEN 'inGracePeriod'
                           ELSE 'billingRetry' END
@@ -29,31 +33,24 @@ SELECT s.user_id, s.store_code, s.product_id, s.product_type, s.original_transac
                 ELSE 'expired' END AS status,
            bs.grace_expires_at
       FROM ledger.lineages l
+      -- One index-only range scan of payments_lineage_idx per lineage: the purchase times, the live
+      -- payment (the greatest expiry at p_at among those not refunded then, NULLs first as in
+      -- ORDER BY … DESC, then the latest) and the latest payment, each an ordered pick.
       CROSS JOIN LATERAL (
             SELECT min(p.purchase_time) AS first_purchase,
                    max(p.purchase_time) AS last_purchase,
-                   max(p.purchase_time) FILTER (WHERE p.transaction_id <> p.lineage_id) AS last_renewal,
-                   coalesce(bool_or(ledger.refunded_at_instant(p.refunded_at, p.reversed_refund_at, p.refund_reversed_at, p_at)
-                                    AND ledger.expiry_at_instant(p.expiry_time, p.extended_expiry_time, p.extended_at, p_at) > p_at),
-                            false) AS revoked
+                   coalesce(bool_or(x.refunded AND x.expiry > p_at), false) AS revoked,
+                   (array_agg(p.payment_seq ORDER BY x.expiry DESC, p.purchase_time DESC, p.payment_seq DESC)
+                      FILTER (WHERE NOT x.refunded))[1] AS live_seq,
+                   (array_agg(x.expiry ORDER BY x.expiry DESC, p.purchase_time DESC, p.payment_seq DESC)
+                      FILTER (WHERE NOT x.refunded))[1] AS live_expiry,
+                   (array_agg(p.payment_seq ORDER BY p.purchase_time DESC, p.payment_seq DESC))[1] AS latest_seq
               FROM ledger.payments p
+             CROSS JOIN LATERAL (
+                   SELECT ledger.refunded_at_instant(p.refunded_at, p.reversed_refund_at, p.refund_reversed_at, p_at) AS refunded,
+                          ledger.expiry_at_instant(p.expiry_time, p.extended_expiry_time, p.extended_at, p_at) AS expiry) x
              WHERE p.store_code = l.store_code AND p.lineage_id = l.original_transaction_id
                AND p.purchase_time <= p_at) agg
-      LEFT JOIN LATERAL (
-            SELECT p.payment_seq, ledger.expiry_at_instant(p.expiry_time, p.extended_expiry_time, p.extended_at, p_at) AS expiry_time
-              FROM ledger.payments p
-             WHERE p.store_code = l.store_code AND p.lineage_id = l.original_transaction_id
-               AND p.purchase_time <= p_at
-               AND NOT ledger.refunded_at_instant(p.refunded_at, p.reversed_refund_at, p.refund_reversed_at, p_at)
-             ORDER BY 2 DESC, p.purchase_time DESC, p.payment_seq DESC
-             LIMIT 1) live ON true
-      LEFT JOIN LATERAL (
-            SELECT p.payment_seq
-              FROM ledger.payments p
-             WHERE p.store_code = l.store_code AND p.lineage_id = l.original_transaction_id
-               AND p.purchase_time <= p_at
-             ORDER BY p.purchase_time DESC, p.payment_seq DESC
-             LIMIT 1) latest ON true
       LEFT JOIN LATERAL (
             SELECT c.auto_renewing, c.changed_at
               FROM ledger.auto_renew_changes c
@@ -70,5 +67,4 @@ SELECT s.user_id, s.store_code, s.product_id, s.product_type, s.original_transac
              LIMIT 1) bs ON true
      WHERE agg.first_purchase IS NOT NULL) s
 $$;
-GRANT EXECUTE ON FUNCTION ledger.subscriptions_at(timestamptz) TO ledger_reader, ledger_writer;
 GRANT EXECUTE ON FUNCTION ledger.subscriptions_at(timestamptz) TO ledger_reader, ledger_writer;

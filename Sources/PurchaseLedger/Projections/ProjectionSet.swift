@@ -34,6 +34,8 @@ public enum ProjectionSet: String, CaseIterable, Sendable {
                 ProjectionTable(name: "products", key: ["store_code", "product_id"], keyUsedByReplay: true),
                 ProjectionTable(name: "account_links", key: ["store_code", "app_account_token"], keyUsedByReplay: true),
                 ProjectionTable(name: "payment_aliases", key: ["alias_seq"]),
+                // Each lineage's entitled spans, for analytics.access.
+                ProjectionTable(name: "entitled_spans", key: ["store_code", "lineage_id", "with_sandbox", "n"]),
             ]
         }
     }

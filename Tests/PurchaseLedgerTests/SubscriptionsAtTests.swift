@@ -1,0 +1,102 @@
+import Foundation
+import LedgerTestSupport
+import Postgres
+import PurchaseLedger
+import Testing
+
+/// ledger.subscriptions_at after issue #13 item 5 (one index-only scan of each lineage's
+/// payments instead of three probes and two sorts) answers exactly what it answered before.
+@Suite("subscriptions_at, one scan per lineage")
+struct SubscriptionsAtTests {
+    /// The function as it was at ae99a90, in a schema of its own: the reference.
+    static let previous = """
+        CREATE SCHEMA previous_query;
+        CREATE OR REPLACE FUNCTION previous_query.subscriptions_at(p_at timestamptz)
+        RETURNS TABLE (user_id text, store_code text, product_id text, product_type text,
+                       original_transaction_id text, latest_payment_seq text, purchase_time timestamptz,
+                       expiry_time timestamptz, auto_renewing boolean, status text, entitled boolean,
+                       grace_period_expiry_time timestamptz)
+        LANGUAGE sql STABLE AS $$
+        SELECT s.user_id, s.store_code, s.product_id, s.product_type, s.original_transaction_id,
+               s.latest_payment_seq, s.purchase_time, s.expiry_time, s.auto_renewing, s.status,
+               s.status IN ('active', 'inGracePeriod'),
+               CASE WHEN s.status = 'inGracePeriod' THEN s.grace_expires_at END
+          FROM (
+            SELECT l.user_id, l.store_code, l.product_id, l.product_type, l.original_transaction_id,
+                   coalesce(live.payment_seq, latest.payment_seq) AS latest_payment_seq,
+                   agg.first_purchase AS purchase_time,
+                   live.expiry_time,
+                   (ar.auto_renewing IS NULL OR ar.auto_renewing OR ar.changed_at < agg.last_purchase) AS auto_renewing,
+                   CASE WHEN live.expiry_time > p_at THEN 'active'
+                        -- A billing state holds from its time until a renewal paid after it.
+                        WHEN bs.state IS NOT NULL AND bs.state <> 'none'
+                             AND NOT coalesce(agg.last_renewal > bs.changed_at, false) THEN
+                             CASE WHEN bs.state <> 'inGracePeriod' THEN bs.state
+                                  WHEN bs.grace_expires_at IS NULL OR bs.grace_expires_at > p_at THEN 'inGracePeriod'
+                                  ELSE 'billingRetry' END
+                        WHEN agg.revoked THEN 'revoked'
+                        ELSE 'expired' END AS status,
+                   bs.grace_expires_at
+              FROM ledger.lineages l
+              CROSS JOIN LATERAL (
+                    SELECT min(p.purchase_time) AS first_purchase,
+                           max(p.purchase_time) AS last_purchase,
+                           max(p.purchase_time) FILTER (WHERE p.transaction_id <> p.lineage_id) AS last_renewal,
+                           coalesce(bool_or(ledger.refunded_at_instant(p.refunded_at, p.reversed_refund_at, p.refund_reversed_at, p_at)
+                                            AND ledger.expiry_at_instant(p.expiry_time, p.extended_expiry_time, p.extended_at, p_at) > p_at),
+                                    false) AS revoked
+                      FROM ledger.payments p
+                     WHERE p.store_code = l.store_code AND p.lineage_id = l.original_transaction_id
+                       AND p.purchase_time <= p_at) agg
+              LEFT JOIN LATERAL (
+                    SELECT p.payment_seq, ledger.expiry_at_instant(p.expiry_time, p.extended_expiry_time, p.extended_at, p_at) AS expiry_time
+                      FROM ledger.payments p
+                     WHERE p.store_code = l.store_code AND p.lineage_id = l.original_transaction_id
+                       AND p.purchase_time <= p_at
+                       AND NOT ledger.refunded_at_instant(p.refunded_at, p.reversed_refund_at, p.refund_reversed_at, p_at)
+                     ORDER BY 2 DESC, p.purchase_time DESC, p.payment_seq DESC
+                     LIMIT 1) live ON true
+              LEFT JOIN LATERAL (
+                    SELECT p.payment_seq
+                      FROM ledger.payments p
+                     WHERE p.store_code = l.store_code AND p.lineage_id = l.original_transaction_id
+                       AND p.purchase_time <= p_at
+                     ORDER BY p.purchase_time DESC, p.payment_seq DESC
+                     LIMIT 1) latest ON true
+              LEFT JOIN LATERAL (
+                    SELECT c.auto_renewing, c.changed_at
+                      FROM ledger.auto_renew_changes c
+                     WHERE c.store_code = l.store_code AND c.original_transaction_id = l.original_transaction_id
+                       AND c.changed_at <= p_at
+                     ORDER BY c.changed_at DESC, c.position DESC
+                     LIMIT 1) ar ON true
+              LEFT JOIN LATERAL (
+                    SELECT b.state, b.changed_at, b.grace_expires_at
+                      FROM ledger.billing_states b
+                     WHERE b.store_code = l.store_code AND b.original_transaction_id = l.original_transaction_id
+                       AND b.changed_at <= p_at
+                     ORDER BY b.changed_at DESC, b.position DESC
+                     LIMIT 1) bs ON true
+             WHERE agg.first_purchase IS NOT NULL) s
+        $$;
+        """
+
+    @Test func everyLineageAtEveryInstantIsWhatThePreviousFunctionSaid() async throws {
+        try await TestDatabase.with { db in
+            try db.withConnection { c throws in
+                // Grace periods, billing retry, extensions, a reversed refund, notifications out
+                // of order, refunds, sandbox payments, cancels and a year of demo traffic.
+                try EntitledSpansTests.load(c)
+                try c.executeScript(unsafeSQL: Self.previous)
+                let grid = "generate_series('2025-12-01T00:00:00Z'::timestamptz, '2027-01-01T00:00:00Z', interval '61 hours') t"
+                let now = try EntitledSpansTests.rows(c, "SELECT t, s.* FROM \(grid) CROSS JOIN LATERAL ledger.subscriptions_at(t) s")
+                let before = try EntitledSpansTests.rows(c, "SELECT t, s.* FROM \(grid) CROSS JOIN LATERAL previous_query.subscriptions_at(t) s")
+                #expect(now.count > 5000)
+                #expect(now == before)
+                // Every status the rule knows appears, so the comparison covers each branch.
+                let statuses = try EntitledSpansTests.rows(c, "SELECT DISTINCT s.status FROM \(grid) CROSS JOIN LATERAL ledger.subscriptions_at(t) s")
+                #expect(Set(statuses).isSuperset(of: ["active", "billingRetry", "expired", "inGracePeriod", "revoked"].map { "(\($0))" }))
+            }
+        }
+    }
+}
