@@ -42,56 +42,80 @@ extension Connection {
 /// key (a purchase and its consume, a payment and its renewal) keep their input order; the
 /// commands of one round are independent of each other. In a round, every purchase and renewal
 /// goes to the database as one set (`ledger.record_payments`, the rules applied by joins over
-/// the set); the other commands are one statement each.
+/// the set), its consumes as one set (`ledger.consume_batch`) on each side of the payments; the
+/// other commands are one statement each.
 package struct BatchPlan {
     /// One statement: the indices (into the batch) of the commands it answers, in order.
     package struct Step {
         package var commands: [Int]
 
         func statement(_ batch: [LedgerCommand], now: Date) -> SQL {
-            guard commands.count > 1 || batch[commands[0]].isPayment else {
-                return batch[commands[0]].statement(now: now)
+            let first = batch[commands[0]]
+            if first.isPayment {
+                let items = Payment.items(commands.compactMap { index in
+                    if case .record(let payment, let kind) = batch[index] { (payment, kind) } else { nil }
+                })
+                return "SELECT \(unsafeSQL: LedgerCommand.resultColumns) FROM ledger.record_payments(\(JSONB(text: items))::jsonb)"
             }
-            let items = Payment.items(commands.compactMap { index in
-                if case .record(let payment, let kind) = batch[index] { (payment, kind) } else { nil }
-            })
-            return "SELECT \(unsafeSQL: LedgerCommand.resultColumns) FROM ledger.record_payments(\(JSONB(text: items))::jsonb)"
+            guard commands.count > 1 else { return first.statement(now: now) }
+            return LedgerCommand.consumeBatchStatement(commands.map { batch[$0] }, now: now)
         }
     }
 
     package private(set) var steps: [Step] = []
 
-    /// A key that every command that keeps its order shares (no lock key has this form).
+    /// The key of the last round of a refund or a cancel (no lock key has this form).
     private static let inOrder = " in order"
 
     package init(_ commands: [LedgerCommand]) {
-        // A command's round: one after the last round of any earlier command sharing a key
-        // (consumes, refunds and cancels all share one: `keepsOrder`), and never before a
-        // barrier's (`isBarrier`: a restore, a notification, a product, an account link).
+        // A command's round: one after the last round of any earlier command sharing a key, and
+        // never before a barrier's (`isBarrier`: a restore, a notification, a product, an account
+        // link). Consumes, refunds and cancels keep their order (`keepsOrder`: a consume or a
+        // refund may name its payment by an alias, a key no command foresees, so two of them may
+        // touch one payment without sharing a key): a refund or a cancel runs one round after
+        // every earlier command of the three kinds, a consume one round after every earlier refund
+        // and cancel and in the round of the latest earlier consume or a later one. Consumes may
+        // share a round: a round's consumes run as one set in which the items of one payment keep
+        // their input order, whatever names they use (`ledger.apply_consumes`), and its two
+        // consume steps (before and after its payments) run in input order too.
         var lastRound: [String: Int] = [:]
         var rounds: [[Int]] = []
         var floor = 0
+        var lastConsume: Int?
         for (index, command) in commands.enumerated() {
-            var keys = command.lockKeys
-            let round: Int
+            let keys = command.lockKeys
+            var round: Int
             if command.isBarrier {
                 round = rounds.count
                 floor = round + 1
             } else {
-                if command.keepsOrder { keys.append(Self.inOrder) }
                 round = max(floor, keys.lazy.compactMap { lastRound[$0] }.max().map { $0 + 1 } ?? 0)
+                if command.keepsOrder {
+                    let afterConsumes = lastConsume.map { command.isConsume ? $0 : $0 + 1 } ?? 0
+                    round = max(round, lastRound[Self.inOrder].map { $0 + 1 } ?? 0, afterConsumes)
+                    if command.isConsume { lastConsume = round } else { lastRound[Self.inOrder] = round }
+                }
             }
             for key in keys { lastRound[key] = round }
             while round >= rounds.count { rounds.append([]) }
             rounds[round].append(index)
         }
         for round in rounds where !round.isEmpty {
-            // The round's payments as one step, where its first payment stands; the rest in order.
+            // The round's payments as one step, where its first payment stands; its consumes as
+            // one step before that and one after it, so that each consume keeps its place
+            // relative to the payments; the rest in order.
             var payments: Int?
+            var consumes: Int?
             for index in round {
                 if commands[index].isPayment {
                     if let step = payments { steps[step].commands.append(index) } else {
                         payments = steps.count
+                        consumes = nil
+                        steps.append(Step(commands: [index]))
+                    }
+                } else if commands[index].isConsume {
+                    if let step = consumes { steps[step].commands.append(index) } else {
+                        consumes = steps.count
                         steps.append(Step(commands: [index]))
                     }
                 } else {

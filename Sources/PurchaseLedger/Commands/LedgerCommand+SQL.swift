@@ -38,6 +38,35 @@ extension LedgerCommand {
         if case .record = self { true } else { false }
     }
 
+    /// A consume: in a batch, run with the other consumes of its round as one set.
+    package var isConsume: Bool {
+        if case .consume = self { true } else { false }
+    }
+
+    /// Consumes as one statement, `ledger.consume_batch`: the items it takes are each consume's
+    /// name, user, token digest (hex) and time (`now` for an absent one), as `ledger.consume`
+    /// takes them one by one. Commands other than consumes are left out.
+    static func consumeBatchStatement(_ consumes: [LedgerCommand], now: Date) -> SQL {
+        var items = JSONWriter()
+        items.beginArray()
+        for case .consume(let seq, let user, let token, let time) in consumes {
+            let at = time ?? now
+            guard case .text(let text)? = try? at.postgresValue() else {
+                // A time PostgreSQL cannot hold fails the statement when it runs, as the
+                // consume's own statement would.
+                return "SELECT \(at)::timestamptz"
+            }
+            items.beginObject()
+            items.field("paymentSeq", seq)
+            items.field("userId", user)
+            items.field("purchaseTokenSha256", token.map { SHA256.lowercaseHex(of: Array($0.utf8)) })
+            items.field("time", text)
+            items.endObject()
+        }
+        items.endArray()
+        return "SELECT \(unsafeSQL: resultColumns) FROM ledger.consume_batch(\(JSONB(text: items.string))::jsonb)"
+    }
+
     /// A consume, a refund or a cancel: in a batch, it keeps its order among the others of
     /// these kinds (a consume may name its payment by an alias, a key no command foresees).
     package var keepsOrder: Bool {
