@@ -30,7 +30,6 @@ DECLARE
     a_data      jsonb[];
     a_times     timestamptz[];
     v_positions bigint[];
-    v_written   integer;
 BEGIN
     IF v_count = 0 THEN
         RETURN;
@@ -90,33 +89,8 @@ BEGIN
         -- The consumes, appended in input order, each chained to its payment stream's head (a
         -- round names each payment once). The heads are locked first: a refund or a link of
         -- another name may append to the same stream.
-        PERFORM FROM ledger.streams WHERE stream = ANY (a_streams) ORDER BY stream FOR UPDATE;
-        WITH accepted AS (
-            SELECT a.n, a.stream, a.data, a.at,
-                   coalesce(s.version, 0) AS version, coalesce(s.head_hash, '\x'::bytea) AS prev
-              FROM unnest(a_streams, a_data, a_times) WITH ORDINALITY AS a(stream, data, at, n)
-              LEFT JOIN ledger.streams s ON s.stream = a.stream
-        ), hashed AS (
-            SELECT accepted.*, ledger.event_hash(prev, stream, version + 1, 'PaymentConsumed', at, data) AS hash
-              FROM accepted
-        ), heads AS (
-            INSERT INTO ledger.streams (stream, version, head_hash)
-            SELECT stream, version + 1, hash FROM hashed
-            ON CONFLICT (stream) DO UPDATE SET version = excluded.version, head_hash = excluded.head_hash
-             WHERE ledger.streams.version = excluded.version - 1
-            RETURNING 1
-        ), events AS (
-            INSERT INTO ledger.events (stream, version, type, data, occurred_at, prev_hash, hash)
-            SELECT stream, version + 1, 'PaymentConsumed', data, at, prev, hash FROM hashed ORDER BY n
-            RETURNING position
-        )
-        SELECT (SELECT array_agg(position ORDER BY position) FROM events), (SELECT count(*) FROM heads)
-          INTO v_positions, v_written;
-        IF v_written <> cardinality(a_streams) THEN
-            -- Another writer moved a stream's head between the read and the write: nothing of
-            -- this set is committed, and the engine runs it again.
-            RAISE EXCEPTION 'a stream of this batch moved while it was appended' USING ERRCODE = 'serialization_failure';
-        END IF;
+        v_positions := ledger.append_set(a_streams, array_fill('PaymentConsumed'::text, ARRAY[cardinality(a_streams)]),
+                                         a_data, a_times, true);
         PERFORM ledger.project_positions(v_positions);
     END LOOP;
     -- In input order (an assignment per item into an array of results costs more than this sort).

@@ -41,7 +41,6 @@ DECLARE
     a_data      jsonb[];
     a_times     timestamptz[];
     v_positions bigint[];
-    v_written   integer;
     w           record;
 BEGIN
     PERFORM ledger.lock_keys(ARRAY(SELECT unnest(ledger.payment_lock_keys(item->'data')) FROM unnest(v_items) AS item));
@@ -170,34 +169,7 @@ BEGIN
         -- The accepted events, appended in input order, each chained to its stream's head. A
         -- new payment's stream is new; a link's stream (the notification's payment) may be
         -- written by a consume of another name at the same time, so its head is locked first.
-        IF 'PaymentLinked' = ANY (a_types) THEN
-            PERFORM FROM ledger.streams WHERE stream = ANY (a_streams) ORDER BY stream FOR UPDATE;
-        END IF;
-        WITH accepted AS (
-            SELECT a.n, a.stream, a.type, a.data, a.at,
-                   coalesce(s.version, 0) AS version, coalesce(s.head_hash, '\x'::bytea) AS prev
-              FROM unnest(a_streams, a_types, a_data, a_times) WITH ORDINALITY AS a(stream, type, data, at, n)
-              LEFT JOIN ledger.streams s ON s.stream = a.stream
-        ), hashed AS (
-            SELECT accepted.*, ledger.event_hash(prev, stream, version + 1, type, at, data) AS hash FROM accepted
-        ), heads AS (
-            INSERT INTO ledger.streams (stream, version, head_hash)
-            SELECT stream, version + 1, hash FROM hashed
-            ON CONFLICT (stream) DO UPDATE SET version = excluded.version, head_hash = excluded.head_hash
-             WHERE ledger.streams.version = excluded.version - 1
-            RETURNING 1
-        ), events AS (
-            INSERT INTO ledger.events (stream, version, type, data, occurred_at, prev_hash, hash)
-            SELECT stream, version + 1, type, data, at, prev, hash FROM hashed ORDER BY n
-            RETURNING position
-        )
-        SELECT (SELECT array_agg(position ORDER BY position) FROM events), (SELECT count(*) FROM heads)
-          INTO v_positions, v_written;
-        IF v_written <> cardinality(a_streams) THEN
-            -- Another writer moved a stream's head between the read and the write: nothing of
-            -- this batch is committed, and the engine runs it again.
-            RAISE EXCEPTION 'a stream of this batch moved while it was appended' USING ERRCODE = 'serialization_failure';
-        END IF;
+        v_positions := ledger.append_set(a_streams, a_types, a_data, a_times, 'PaymentLinked' = ANY (a_types));
         PERFORM ledger.project_positions(v_positions);
 
         -- A new payment releases the parked notifications that were waiting for it.
