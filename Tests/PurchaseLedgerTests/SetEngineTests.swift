@@ -107,6 +107,18 @@ struct SetEngineTests {
         #expect(plan.steps[0].commands.count > 1, "\(plan.steps.map(\.commands))")
     }
 
+    /// A cancel keeps only its lineage key's order: the consumes on each side of it stay one
+    /// set, and it still runs after its lineage's payment. A refund still splits them.
+    @Test func aCancelDoesNotSplitTheConsumesAroundIt() {
+        let s1 = Fixture.subscription("S-1", transaction: "L-1", from: "2026-01-01T00:00:00Z", to: "2026-02-01T00:00:00Z")
+        let consume = { (seq: String) in LedgerCommand.consume(paymentSeq: seq, userId: "u1", purchaseToken: "tok-\(seq)", time: nil) }
+        let cancel = LedgerCommand.cancel(storeCode: .appStore, originalTransactionId: "L-1", time: nil)
+        let aroundCancel = BatchPlan([.record(s1, kind: .purchase), consume("P-1"), cancel, consume("P-2")])
+        #expect(aroundCancel.steps.map(\.commands) == [[0], [1, 3], [2]])
+        let aroundRefund = BatchPlan([consume("P-1"), .refund(paymentSeq: "P-3", time: nil, reason: "test"), consume("P-2")])
+        #expect(aroundRefund.steps.map(\.commands) == [[0], [1], [2]])
+    }
+
     @Test func aRestoreRecordsADuplicatedItemOnce() async throws {
         try await TestDatabase.with { db in
             try db.withConnection { c throws in

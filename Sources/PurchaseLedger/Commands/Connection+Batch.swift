@@ -64,17 +64,17 @@ package struct BatchPlan {
 
     package private(set) var steps: [Step] = []
 
-    /// The key of the last round of a refund or a cancel (no lock key has this form).
+    /// The key of the last round of a refund (no lock key has this form).
     private static let inOrder = " in order"
 
     package init(_ commands: [LedgerCommand]) {
         // A command's round: one after the last round of any earlier command sharing a key, and
         // never before a barrier's (`isBarrier`: a restore, a notification, a product, an account
-        // link). Consumes, refunds and cancels keep their order (`keepsOrder`: a consume or a
-        // refund may name its payment by an alias, a key no command foresees, so two of them may
-        // touch one payment without sharing a key): a refund or a cancel runs one round after
-        // every earlier command of the three kinds, a consume one round after every earlier refund
-        // and cancel and in the round of the latest earlier consume or a later one. Consumes may
+        // link). Consumes and refunds keep their order (`keepsOrder`: either may name its payment
+        // by an alias, a key no command foresees, so two of them may touch one payment without
+        // sharing a key): a refund runs one round after every earlier consume and refund, a
+        // consume one round after every earlier refund and in the round of the latest earlier
+        // consume or a later one. A cancel keeps only its lineage key's order. Consumes may
         // share a round: a round's consumes run as one set in which the items of one payment keep
         // their input order, whatever names they use (`ledger.apply_consumes`), and its two
         // consume steps (before and after its payments) run in input order too.

@@ -67,11 +67,14 @@ extension LedgerCommand {
         return "SELECT \(unsafeSQL: resultColumns) FROM ledger.consume_batch(\(JSONB(text: items.string))::jsonb)"
     }
 
-    /// A consume, a refund or a cancel: in a batch, it keeps its order among the others of
-    /// these kinds (a consume may name its payment by an alias, a key no command foresees).
+    /// A consume or a refund: in a batch, it keeps its order among the others of these kinds
+    /// (either may name its payment by an alias, a key no command foresees). A cancel names its
+    /// lineage itself and reads only what its lineage key guards (the lineage, its payments, its
+    /// auto-renew changes), so it needs no order beyond its key's: it no longer splits the rounds
+    /// of the consumes and refunds around it.
     package var keepsOrder: Bool {
         switch self {
-        case .consume, .refund, .cancel: true
+        case .consume, .refund: true
         default: false
         }
     }
