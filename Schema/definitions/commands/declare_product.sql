@@ -27,7 +27,7 @@ BEGIN
     v_pos := ledger.append('product:' || p_store_code || ':' || p_product_id, 'ProductDeclared',
                            jsonb_build_object('storeCode', p_store_code, 'productId', p_product_id,
                                               'productType', p_product_type), now());
-    PERFORM ledger.project_range(v_pos, v_pos);
+    PERFORM ledger.project_positions(ARRAY[v_pos]);
     RETURN ROW('recorded', NULL, NULL, NULL, NULL, NULL, NULL)::ledger.command_result;
 END
 $$;

@@ -22,7 +22,7 @@ BEGIN
     v_pos := ledger.append('account:' || p_store_code || ':' || p_token, 'AccountLinked',
                            jsonb_build_object('storeCode', p_store_code, 'appAccountToken', p_token,
                                               'userId', p_user_id), now());
-    PERFORM ledger.project_range(v_pos, v_pos);
+    PERFORM ledger.project_positions(ARRAY[v_pos]);
     PERFORM ledger.release_parked(p_store_code, NULL, NULL, p_token, NULL);
     RETURN ROW('recorded', NULL, NULL, NULL, NULL, NULL, NULL)::ledger.command_result;
 END

@@ -47,7 +47,7 @@ BEGIN
     END IF;
     v_pos := ledger.append('notification:' || v_store || ':' || v_id, 'NotificationReceived',
                            n || jsonb_build_object('outcome', v_outcome), (n->>'effectiveAt')::timestamptz, 0);
-    PERFORM ledger.project_range(v_pos, v_pos);
+    PERFORM ledger.project_positions(ARRAY[v_pos]);
     RETURN r;
 END
 $$;

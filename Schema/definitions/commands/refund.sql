@@ -21,7 +21,7 @@ BEGIN
     v_pos := ledger.append('payment:' || v_seq, 'PaymentRefunded',
                            jsonb_strip_nulls(jsonb_build_object('paymentSeq', v_seq, 'userId', p.user_id,
                                                                 'reason', p_reason)), p_time);
-    PERFORM ledger.project_range(v_pos, v_pos);
+    PERFORM ledger.project_positions(ARRAY[v_pos]);
     RETURN ROW('recorded', NULL, NULL, p_payment_seq, NULL, NULL, NULL)::ledger.command_result;
 END
 $$;

@@ -24,7 +24,7 @@ BEGIN
         v_pos := ledger.append('notification:' || p_store || ':' || w.notification_id, 'NotificationReleased',
                                jsonb_build_object('storeCode', p_store, 'notificationId', w.notification_id,
                                                   'userId', v_owner), now());
-        PERFORM ledger.project_range(v_pos, v_pos);
+        PERFORM ledger.project_positions(ARRAY[v_pos]);
         PERFORM ledger.apply_notification(w.data, v_owner);
         v_count := v_count + 1;
     END LOOP;

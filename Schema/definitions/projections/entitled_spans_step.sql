@@ -1,35 +1,25 @@
--- The step of project_range and project_positions that keeps <schema>.entitled_spans (issue #13,
--- item 5), as the text ledger.install_project_range puts into their one body (as %7$s) with the
--- same event predicate (%2$s): every lineage whose payments or billing states the events changed
--- gets its entitled spans computed again from the projection tables, once per sandbox scope, so
--- that an append, a batch and a rebuild keep them alike (analytics.access reads them). It reads
--- the body's `types` and `subscriptions`; its own variables are declared in a block of its own.
---
--- A payment p is active at t when purchase_time <= t, t is before its expiry at t
--- (ledger.expiry_at_instant: expiry_time, or extended_expiry_time from extended_at
--- on), and it is not refunded at t (ledger.refunded_at_instant: from refunded_at on,
--- and over [reversed_refund_at, refund_reversed_at)). As sets of t, that is
---     ([purchase_time, least(expiry_time, extended_at)) ∪ [max(purchase_time, extended_at), extended_expiry_time))
---     minus [refunded_at, ∞) minus [reversed_refund_at, refund_reversed_at)
--- so each expiry piece gives at most two spans: the one before the reversed refund
--- and the one after its reversal, each cut by a standing refund; cause says what
--- ends a span: 'expiry' (its natural end) or 'refund'.
--- A billing state b of 'inGracePeriod' holds at t when it is the lineage's latest
--- state by t ((changed_at, position) order), no renewal was purchased after it by t,
--- and t is before grace_expires_at (when known), once the lineage has a payment by t:
---     [max(changed_at, first purchase), least(grace_expires_at, next state's changed_at,
---                                             first renewal purchased after changed_at))
--- with cause 'billing'. Without sandbox, sandbox payments give no span, and a grace
--- period counts only in a lineage with a payment that is not sandbox.
--- In ledger.subscriptions_at an active payment outranks a billing state, and either
--- makes the lineage entitled: the union of both kinds of span is the entitled time.
--- Merged in (starts_at, ends_at) order: a span opens an interval when it starts after
--- every earlier span of its lineage ended.
---
--- Every statement is set-based, joins included: a rebuild's replay loads without the secondary
--- indexes, where a lookup per billing state (the next state, the lineage's payments) scanned
--- every payment for each one.
-CREATE OR REPLACE FUNCTION ledger.entitled_spans_step(target text, predicate text)
+-- How <schema>.entitled_spans is kept (issue #13, item 5): every lineage whose payments or
+-- billing states the events changed gets its entitled spans computed again from the projection
+-- tables, once per sandbox scope, so that an append, a batch and a rebuild keep them alike
+-- (analytics.access reads them).
+--   * ledger.entitled_spans_step(target, predicate, deferred) (this file) is the text that
+--     ledger.install_project_range puts into the one body of project_range and
+--     project_positions (as %7$s), with the same event predicate (%2$s): it finds the lineages the
+--     events touched. It reads the body's `types` and `subscriptions`; its own variables are
+--     declared in a block of its own.
+--   * <schema>.refresh_spans(stores, lineages) computes their spans again: the one definition
+--     of the spans (install_entitled_spans.sql makes it per schema).
+--   * project_range (a rebuild's replay, a verify, an append's own range) refreshes them at
+--     once. project_positions (the commands' rounds) defers them to the end of the transaction
+--     (defer_spans.sql, settle_spans.sql, settle_spans_at_commit.sql): a lineage whose
+--     renewals or refunds run in several rounds of a batch is computed once, at commit, where
+--     it was computed once per round (BENCHMARKS.md, "Spans once per transaction"). Nothing reads the spans
+--     between a command's rounds: they are for the analytics, which read committed data.
+--     ledger.spans_due holds the deferred lineages, ledger.spans_settle one row per
+--     transaction and schema, whose deferred constraint trigger settles them just before the
+--     commit, in the same transaction: a failure there fails the commit, so spans never lag
+--     behind the payments they come from.
+CREATE OR REPLACE FUNCTION ledger.entitled_spans_step(target text, predicate text, deferred boolean)
 RETURNS text
 LANGUAGE sql STABLE AS $step$
 SELECT format($sql$
@@ -58,80 +48,13 @@ SELECT format($sql$
                           FROM ledger.events e
                          WHERE %2$s AND e.type = 'BillingStateChanged') t;
 
-                DELETE FROM %1$I.entitled_spans s
-                 USING unnest(span_stores, span_lineages) t(store_code, lineage_id)
-                 WHERE s.store_code = t.store_code AND s.lineage_id = t.lineage_id;
-
-                INSERT INTO %1$I.entitled_spans (store_code, lineage_id, with_sandbox, n, product_id, starts_at, ends_at,
-                                                 interval_start, ends_so_far, natural_end_so_far, billing_end_so_far,
-                                                 next_start)
-                SELECT o.store_code, o.lineage_id, o.with_sandbox, row_number() OVER w, o.product_id, o.starts_at, o.ends_at,
-                       max(CASE WHEN o.opens THEN o.starts_at END) OVER w,
-                       max(o.ends_at) OVER w,
-                       max(o.ends_at) FILTER (WHERE o.cause = 'expiry') OVER w,
-                       max(o.ends_at) FILTER (WHERE o.cause = 'billing') OVER w,
-                       CASE WHEN NOT coalesce(lead(o.opens) OVER w, true) THEN lead(o.starts_at) OVER w END
-                  FROM (SELECT s.*,
-                               coalesce(s.starts_at > max(s.ends_at) OVER (PARTITION BY s.store_code, s.lineage_id, s.with_sandbox
-                                                                         ORDER BY s.starts_at, s.ends_at, s.product_id, s.cause
-                                                                         ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING),
-                                        true) AS opens
-                          FROM (SELECT p.store_code, p.lineage_id, v.with_sandbox, p.product_id, s.starts_at, s.ends_at,
-                                       CASE WHEN s.ends_at < e.ends_at THEN 'refund' ELSE 'expiry' END AS cause
-                                  FROM unnest(span_stores, span_lineages) t(store_code, lineage_id)
-                                  JOIN %1$I.payments p ON p.store_code = t.store_code AND p.lineage_id = t.lineage_id
-                                 CROSS JOIN (VALUES (false), (true)) v(with_sandbox)
-                                 CROSS JOIN LATERAL (
-                                       SELECT p.purchase_time, least(p.expiry_time, p.extended_at)
-                                       UNION ALL
-                                       SELECT greatest(p.purchase_time, p.extended_at), p.extended_expiry_time
-                                        WHERE p.extended_at IS NOT NULL
-                                       ) e(starts_at, ends_at)
-                                 CROSS JOIN LATERAL (
-                                       SELECT e.starts_at, least(e.ends_at, p.refunded_at, p.reversed_refund_at)
-                                       UNION ALL
-                                       SELECT greatest(e.starts_at, p.refund_reversed_at), least(e.ends_at, p.refunded_at)
-                                        WHERE p.reversed_refund_at IS NOT NULL
-                                       ) s(starts_at, ends_at)
-                                 WHERE (v.with_sandbox OR NOT p.sandbox_payment)
-                                   AND s.ends_at > s.starts_at
-                                UNION ALL
-                                -- Set-based, without a lookup per billing state: a replay loads
-                                -- without indexes, where each lookup scanned every payment.
-                                SELECT g.store_code, g.original_transaction_id, v.with_sandbox, l.product_id,
-                                       greatest(g.changed_at, q.first_purchase),
-                                       coalesce(least(g.grace_expires_at, g.next_changed_at, q.first_renewal), 'infinity'),
-                                       'billing'
-                                  FROM (SELECT b.*, lead(b.changed_at) OVER (PARTITION BY b.store_code, b.original_transaction_id
-                                                                             ORDER BY b.changed_at, b.position) AS next_changed_at
-                                          FROM unnest(span_stores, span_lineages) t(store_code, lineage_id)
-                                          JOIN %1$I.billing_states b
-                                            ON b.store_code = t.store_code AND b.original_transaction_id = t.lineage_id) g
-                                  JOIN %1$I.lineages l
-                                    ON l.store_code = g.store_code AND l.original_transaction_id = g.original_transaction_id
-                                  JOIN (SELECT b.store_code, b.original_transaction_id, b.position,
-                                               min(r.purchase_time) AS first_purchase,
-                                               min(r.purchase_time) FILTER (WHERE r.transaction_id <> r.lineage_id
-                                                                              AND r.purchase_time > b.changed_at) AS first_renewal,
-                                               bool_or(NOT r.sandbox_payment) AS live
-                                          FROM unnest(span_stores, span_lineages) t(store_code, lineage_id)
-                                          JOIN %1$I.billing_states b
-                                            ON b.store_code = t.store_code AND b.original_transaction_id = t.lineage_id
-                                          JOIN %1$I.payments r
-                                            ON r.store_code = b.store_code AND r.lineage_id = b.original_transaction_id
-                                         WHERE b.state = 'inGracePeriod'
-                                         GROUP BY b.store_code, b.original_transaction_id, b.position) q
-                                    ON q.store_code = g.store_code AND q.original_transaction_id = g.original_transaction_id
-                                   AND q.position = g.position
-                                 CROSS JOIN (VALUES (false), (true)) v(with_sandbox)
-                                 WHERE g.state = 'inGracePeriod'
-                                   AND (v.with_sandbox OR q.live)
-                                   AND coalesce(least(g.grace_expires_at, g.next_changed_at, q.first_renewal), 'infinity')
-                                       > greatest(g.changed_at, q.first_purchase)) s) o
-                WINDOW w AS (PARTITION BY o.store_code, o.lineage_id, o.with_sandbox
-                             ORDER BY o.starts_at, o.ends_at, o.product_id, o.cause ROWS UNBOUNDED PRECEDING);
+                %3$s
             END IF;
             END;
-$sql$, target, predicate)
+$sql$, target, predicate,
+       CASE WHEN deferred THEN format('PERFORM ledger.defer_spans(%L, span_stores, span_lineages);', target)
+            ELSE format('PERFORM %I.refresh_spans(span_stores, span_lineages);', target) END)
 $step$;
-REVOKE ALL ON FUNCTION ledger.entitled_spans_step(text, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION ledger.entitled_spans_step(text, text, boolean) FROM PUBLIC;
+DROP FUNCTION IF EXISTS ledger.entitled_spans_step(text, text);
+

@@ -1,0 +1,83 @@
+import LedgerDemo
+import LedgerTestSupport
+import Postgres
+import PurchaseLedger
+import Testing
+
+/// The entitled spans that a batch's rounds defer to the commit (`ledger.defer_spans`, settled by
+/// the constraint trigger of `ledger.spans_settle`): a writer's batches leave the spans a replay
+/// of the log gives, nothing is left behind in the transient tables, and a writer cannot reach
+/// either table or function directly.
+@Suite("Entitled spans settled at the commit")
+struct DeferredSpansTests {
+    @Test func aWritersBatchesLeaveTheSpansOfAReplayAndNothingDue() async throws {
+        // The demo's subscriptions renew, are refunded and cancelled within one batch, so a
+        // lineage is touched by several rounds of one transaction.
+        let lines = Array(DemoGenerator(seed: 31, users: 150))
+        try await TestDatabase.with { db in
+            try await LoginRoles.with(db) { roles in
+                let writer = try roles.connect(roles.writer)
+                defer { writer.close() }
+                let outcomes = try writer.ingest(lines, batchSize: 200)
+                #expect(outcomes.filter { $0.status != .rejected }.count > 500)
+
+                // The writer's role has no way to the transient tables or the functions that
+                // fill and settle them: only the command functions (their owner's rights) do.
+                #expect(writer.failure("INSERT INTO ledger.spans_settle (xact, target) VALUES (pg_current_xact_id(), 'ledger')") == SQLState("42501"))
+                #expect(writer.failure("SELECT count(*) FROM ledger.spans_due") == SQLState("42501"))
+                #expect(writer.failure("SELECT ledger.defer_spans('ledger', '{}', '{}')") == SQLState("42501"))
+                #expect(writer.failure("SELECT ledger.settle_spans('ledger')") == SQLState("42501"))
+            }
+            try db.withConnection { c throws in
+                #expect(try c.query("SELECT count(*)::bigint AS n FROM ledger.spans_due")[0].decode("n", as: Int.self) == 0)
+                #expect(try c.query("SELECT count(*)::bigint AS n FROM ledger.spans_settle")[0].decode("n", as: Int.self) == 0)
+                try c.executeScript(unsafeSQL: """
+                    SELECT ledger.install_projections('spans_replay');
+                    SELECT spans_replay.project_range(1, (SELECT max(position) FROM ledger.events));
+                    """)
+                let spans = "SELECT string_agg(s::text, E'\\n' ORDER BY s::text) AS rows FROM %@.entitled_spans s"
+                let live = try c.query(SQL(unsafeSQL: spans.replacingOccurrences(of: "%@", with: "ledger")))[0].decode("rows", as: String?.self)
+                let replayed = try c.query(SQL(unsafeSQL: spans.replacingOccurrences(of: "%@", with: "spans_replay")))[0].decode("rows", as: String?.self)
+                #expect((live ?? "").split(separator: "\n").count > 100)
+                #expect(live == replayed)
+            }
+        }
+    }
+
+    /// Inside a transaction the spans wait for its commit; `ledger.settle_spans` settles them
+    /// earlier for a caller that reads them before committing, and the commit then has nothing left.
+    @Test func theSpansWaitForTheCommitOrAnExplicitSettle() async throws {
+        let lines = Array(DemoGenerator(seed: 37, users: 40))
+        try await TestDatabase.with { db in
+            try db.withConnection { c throws in
+                try c.execute("BEGIN")
+                _ = try c.ingestInOpenTransaction(lines)
+                let due = try c.query("SELECT count(*)::bigint AS n FROM ledger.spans_due")[0].decode("n", as: Int.self)
+                let before = try c.query("SELECT count(*)::bigint AS n FROM ledger.entitled_spans")[0].decode("n", as: Int.self)
+                #expect(due > 10)
+                #expect(before == 0)
+                try c.execute("SELECT ledger.settle_spans('ledger')")
+                let settled = try c.query("SELECT count(*)::bigint AS n FROM ledger.entitled_spans")[0].decode("n", as: Int.self)
+                #expect(settled > 10)
+                try c.execute("COMMIT")
+                #expect(try c.query("SELECT count(*)::bigint AS n FROM ledger.entitled_spans")[0].decode("n", as: Int.self) == settled)
+                #expect(try c.query("SELECT count(*)::bigint AS n FROM ledger.spans_due")[0].decode("n", as: Int.self) == 0)
+            }
+        }
+    }
+}
+
+extension Connection {
+    /// Runs each line's command as a batch of one (a single statement, no BEGIN or COMMIT of
+    /// its own), in the caller's open transaction.
+    fileprivate func ingestInOpenTransaction(_ lines: [String]) throws -> Int {
+        var recorded = 0
+        for line in lines {
+            // The demo's deliberately bad lines are refused by the decoder: skipped here.
+            guard let command = try? LedgerCommand(line: Array(line.utf8)) else { continue }
+            let outcome = try executeBatch([command])[0]
+            if outcome.status != .rejected { recorded += 1 }
+        }
+        return recorded
+    }
+}
