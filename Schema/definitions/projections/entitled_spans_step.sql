@@ -2,24 +2,24 @@
 -- billing states the events changed gets its entitled spans computed again from the projection
 -- tables, once per sandbox scope, so that an append, a batch and a rebuild keep them alike
 -- (analytics.access reads them).
---   * ledger.entitled_spans_step(target, predicate, deferred) (this file) is the text that
+--   * ledger.entitled_spans_step(target, predicate) (this file) is the text that
 --     ledger.install_project_range puts into the one body of project_range and
 --     project_positions (as %7$s), with the same event predicate (%2$s): it finds the lineages the
---     events touched. It reads the body's `types` and `subscriptions`; its own variables are
---     declared in a block of its own.
---   * <schema>.refresh_spans(stores, lineages) computes their spans again: the one definition
---     of the spans (install_entitled_spans.sql makes it per schema).
---   * project_range (a rebuild's replay, a verify, an append's own range) refreshes them at
---     once. project_positions (the commands' rounds) defers them to the end of the transaction
---     (defer_spans.sql, settle_spans.sql, settle_spans_at_commit.sql): a lineage whose
---     renewals or refunds run in several rounds of a batch is computed once, at commit, where
---     it was computed once per round (BENCHMARKS.md, "Spans once per transaction"). Nothing reads the spans
---     between a command's rounds: they are for the analytics, which read committed data.
---     ledger.spans_due holds the deferred lineages, ledger.spans_settle one row per
---     transaction and schema, whose deferred constraint trigger settles them just before the
---     commit, in the same transaction: a failure there fails the commit, so spans never lag
---     behind the payments they come from.
-CREATE OR REPLACE FUNCTION ledger.entitled_spans_step(target text, predicate text, deferred boolean)
+--     events touched and defers them to the end of the transaction (ledger.defer_spans). It
+--     reads the body's `types` and `subscriptions`; its own variables are declared in a block
+--     of its own.
+--   * ledger.settle_spans(schema) hands the lineages a transaction deferred to
+--     <schema>.refresh_spans(stores, lineages), which computes their spans again: the one
+--     definition of the spans (install_entitled_spans.sql makes it per schema). The commit
+--     calls it (the deferred constraint trigger of ledger.spans_settle,
+--     settle_spans_at_commit.sql), in the same transaction: a failure there fails the commit,
+--     so the spans never lag behind the payments they come from. A replay calls it once at its
+--     end (ShadowReplay, ledger.project_unseen) before it compares or swaps the tables.
+--   * So a lineage whose renewals or refunds run in several rounds of a batch, or in several
+--     ranges of a replay, is computed once, where it was computed once per round or range
+--     (BENCHMARKS.md, "Spans once per transaction"). Nothing reads the spans between a
+--     command's rounds: they are for the analytics, which read committed data.
+CREATE OR REPLACE FUNCTION ledger.entitled_spans_step(target text, predicate text)
 RETURNS text
 LANGUAGE sql STABLE AS $step$
 SELECT format($sql$
@@ -51,10 +51,7 @@ SELECT format($sql$
                 %3$s
             END IF;
             END;
-$sql$, target, predicate,
-       CASE WHEN deferred THEN format('PERFORM ledger.defer_spans(%L, span_stores, span_lineages);', target)
-            ELSE format('PERFORM %I.refresh_spans(span_stores, span_lineages);', target) END)
+$sql$, target, predicate, format('PERFORM ledger.defer_spans(%L, span_stores, span_lineages);', target))
 $step$;
-REVOKE ALL ON FUNCTION ledger.entitled_spans_step(text, text, boolean) FROM PUBLIC;
-DROP FUNCTION IF EXISTS ledger.entitled_spans_step(text, text);
+REVOKE ALL ON FUNCTION ledger.entitled_spans_step(text, text) FROM PUBLIC;
 

@@ -1,9 +1,9 @@
 -- project_range(from, to) and project_positions(positions) in the given schema: the one
 -- definition of how each event changes the projections, run by every append (one event), by a
 -- batch of commands (the positions of its events) and by a rebuild (the whole log, in ranges).
--- Both functions are made from the one body below; only the events they read differ, and when
--- the entitled spans are computed. The step that keeps entitled_spans is in
--- ledger.entitled_spans_step (its own file), with the same predicate.
+-- Both functions are made from the one body below; only the events they read differ. The step
+-- that keeps entitled_spans is in ledger.entitled_spans_step (its own file), with the same
+-- predicate: it defers them to the commit, or to an explicit ledger.settle_spans.
 CREATE OR REPLACE FUNCTION ledger.install_project_range(target text)
 RETURNS void
 LANGUAGE plpgsql AS $install$
@@ -11,16 +11,14 @@ DECLARE
     v record;
 BEGIN
     PERFORM ledger.install_entitled_spans(target);
-    -- The last column: whether the function defers the entitled spans to the commit
-    -- (entitled_spans_step.sql): a batch's rounds do, a replay's ranges do not.
     FOR v IN VALUES
-        ('project_range', 'p_from bigint, p_to bigint', 'bigint, bigint', '', 'e.position BETWEEN p_from AND p_to', false),
+        ('project_range', 'p_from bigint, p_to bigint', 'bigint, bigint', '', 'e.position BETWEEN p_from AND p_to'),
         -- A batch's own events: other writers' events (applied by their own writers) may have
         -- committed between them. The estimate of = ANY (a few rows) keeps every statement an
         -- index probe per event, whatever the size of the log.
         ('project_positions', 'p_positions bigint[]', 'bigint[]',
          'p_from bigint := p_positions[1]; p_to bigint := p_positions[cardinality(p_positions)];',
-         'e.position = ANY (p_positions)', true)
+         'e.position = ANY (p_positions)')
     LOOP
     EXECUTE format($fn$
         -- Applies the events with from <= position <= to, set-based, in one call: only the
@@ -244,8 +242,8 @@ BEGIN
             ON CONFLICT DO NOTHING;
             END IF;
 
-            -- The entitled spans of every lineage the events touched (ledger.entitled_spans_step):
-            -- at once, or (project_positions) at the commit.
+            -- The entitled spans of every lineage the events touched, at the commit
+            -- (ledger.entitled_spans_step).
             %7$s
 
             RETURN applied;
@@ -253,7 +251,7 @@ BEGIN
         $body$;
         REVOKE ALL ON FUNCTION %1$I.%3$s(%5$s) FROM PUBLIC;
     $fn$, target, v.column5, v.column1, v.column2, v.column3, v.column4,
-       ledger.entitled_spans_step(target, v.column5, v.column6));
+       ledger.entitled_spans_step(target, v.column5));
     END LOOP;
 END
 $install$;

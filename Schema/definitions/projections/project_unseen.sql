@@ -39,6 +39,8 @@ BEGIN
         EXECUTE format('SELECT %I.project_range($1, $2)', target) USING batch.first, batch.last;
         applied := applied + batch.events;
     END LOOP;
+    -- Their entitled spans now, before the caller swaps the tables (entitled_spans_step.sql).
+    PERFORM ledger.settle_spans(target);
     RETURN applied;
 END
 $$;

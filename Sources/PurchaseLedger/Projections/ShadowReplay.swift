@@ -64,6 +64,9 @@ struct ShadowReplay {
             progress(ReplayProgress(phase: .replaying, eventsDone: done, eventsTotal: total))
             from = end + 1
         }
+        // The entitled spans the ranges deferred, for every lineage at once, before the
+        // comparison or the swap reads them (Schema/definitions/projections/entitled_spans_step.sql).
+        try connection.query("SELECT ledger.settle_spans(\(schema))")
         if rebuildIndexes, !deferred.isEmpty {
             progress(ReplayProgress(phase: .indexing, eventsDone: total, eventsTotal: total))
             for statement in deferred { try connection.execute(SQL(unsafeSQL: statement)) }
