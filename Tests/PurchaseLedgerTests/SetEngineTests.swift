@@ -108,15 +108,44 @@ struct SetEngineTests {
     }
 
     /// A cancel keeps only its lineage key's order: the consumes on each side of it stay one
-    /// set, and it still runs after its lineage's payment. A refund still splits them.
-    @Test func aCancelDoesNotSplitTheConsumesAroundIt() {
+    /// set, and it still runs after its lineage's payment. A refund still splits them. Payments
+    /// of one lineage share a round until another command on the lineage comes between them.
+    @Test func aCancelDoesNotSplitTheConsumesAroundItAndALineagesPaymentsShareARound() {
         let s1 = Fixture.subscription("S-1", transaction: "L-1", from: "2026-01-01T00:00:00Z", to: "2026-02-01T00:00:00Z")
+        let s2 = Fixture.subscription("S-2", transaction: "L-1b", original: "L-1", from: "2026-02-01T00:00:00Z", to: "2026-03-01T00:00:00Z")
+        let s3 = Fixture.subscription("S-3", transaction: "L-1c", original: "L-1", from: "2026-03-01T00:00:00Z", to: "2026-04-01T00:00:00Z")
         let consume = { (seq: String) in LedgerCommand.consume(paymentSeq: seq, userId: "u1", purchaseToken: "tok-\(seq)", time: nil) }
         let cancel = LedgerCommand.cancel(storeCode: .appStore, originalTransactionId: "L-1", time: nil)
         let aroundCancel = BatchPlan([.record(s1, kind: .purchase), consume("P-1"), cancel, consume("P-2")])
         #expect(aroundCancel.steps.map(\.commands) == [[0], [1, 3], [2]])
         let aroundRefund = BatchPlan([consume("P-1"), .refund(paymentSeq: "P-3", time: nil, reason: "test"), consume("P-2")])
         #expect(aroundRefund.steps.map(\.commands) == [[0], [1], [2]])
+        let lineage = BatchPlan([.record(s1, kind: .purchase), .record(s2, kind: .renewal), cancel, .record(s3, kind: .renewal)])
+        #expect(lineage.steps.map(\.commands) == [[0, 1], [2], [3]])
+    }
+
+    /// In one set, a lineage not recorded yet is defined by the first of its payments that is
+    /// recorded, as one at a time: not by an earlier one that is refused.
+    @Test func aLineagesFirstRecordedPaymentDefinesItInsideASet() async throws {
+        let taken = Fixture.subscription("P-X", transaction: "L-1a", original: "L-1", from: "2026-01-01T00:00:00Z", to: "2026-02-01T00:00:00Z")
+        let other = Fixture.subscription("S-2", user: "u2", transaction: "L-1b", original: "L-1", from: "2026-02-01T00:00:00Z", to: "2026-03-01T00:00:00Z")
+        let mine = Fixture.subscription("S-3", transaction: "L-1c", original: "L-1", from: "2026-03-01T00:00:00Z", to: "2026-04-01T00:00:00Z")
+        let first = LedgerCommand.record(Fixture.consumable("P-X", user: "u9"), kind: .purchase)
+        let commands: [LedgerCommand] = [.record(taken, kind: .renewal), .record(other, kind: .renewal), .record(mine, kind: .renewal)]
+        #expect(BatchPlan(commands).steps.map(\.commands) == [[0, 1, 2]])
+        func outcomes(batched: Bool) async throws -> [String] {
+            try await TestDatabase.with { db in
+                try db.withConnection { c throws in
+                    _ = try c.run(first)
+                    let outcomes = batched ? try c.executeBatch(commands) : try commands.map { try c.run($0) }
+                    #expect(try ProjectionVerifier(connection: c).verify().isEqual)
+                    return outcomes.map(Self.summary)
+                }
+            }
+        }
+        let alone = try await outcomes(batched: false)
+        #expect(alone == ["rejected USER_INVALID P-X", "recorded - S-2", "rejected USER_INVALID S-3"])
+        #expect(try await outcomes(batched: true) == alone)
     }
 
     @Test func aRestoreRecordsADuplicatedItemOnce() async throws {

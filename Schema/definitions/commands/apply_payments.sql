@@ -11,8 +11,9 @@
 --
 -- How: every item's keys are locked at once, in the ledger's one order (lock_keys). Then rounds:
 -- a round holds every pending item that is the first pending one with each of its keys, so
--- items that share a payment, store transaction, lineage or token keep their input order and
--- the items of one round are independent. Per round, one statement checks every item against
+-- items that share a payment, store transaction or token keep their input order and the items
+-- of one round are independent; items of one lineage may share a round, whose statement reads
+-- the lineage the first of them defines. Per round, one statement checks every item against
 -- the rules and the projections and decides its outcome; one statement appends the accepted
 -- events (hash chain included); project_positions applies exactly those events; then the parked
 -- notifications that a new payment releases are applied.
@@ -42,17 +43,30 @@ DECLARE
     a_times     timestamptz[];
     v_positions bigint[];
     w           record;
+    v_shared_lineages boolean;
 BEGIN
     PERFORM ledger.lock_keys(ARRAY(SELECT unnest(ledger.payment_lock_keys(item->'data')) FROM unnest(v_items) AS item));
+    v_shared_lineages := NOT EXISTS (SELECT FROM ledger.notifications WHERE parked);
     WHILE cardinality(v_pending) > 0 LOOP
         -- The round: each pending item that comes first, among the pending ones, with each of
-        -- its keys (an item without any key, which its check refuses, goes at once).
+        -- its keys (an item without any key, which its check refuses, goes at once). Items of
+        -- one lineage may share a round (the rule statement below reads the lineage that the
+        -- first of them defines), as long as every earlier pending item of that lineage is in it
+        -- too; not while a notification is parked, since releasing one reads the lineage's
+        -- payments between items.
         v_round := CASE WHEN cardinality(v_pending) = 1 THEN v_pending ELSE ARRAY(
             SELECT ord FROM (
-                SELECT ord, k IS NULL OR ord = min(ord) OVER (PARTITION BY k) AS first
-                  FROM unnest(v_pending) AS ord
-                  LEFT JOIN LATERAL unnest(ledger.payment_lock_keys(v_items[ord]->'data')) AS k ON k IS NOT NULL) keyed
-             GROUP BY ord HAVING bool_and(first) ORDER BY ord) END;
+                SELECT ord, lineage, ready,
+                       bool_and(ready) OVER (PARTITION BY lineage ORDER BY ord) AS lineage_ready
+                  FROM (SELECT ord,
+                               bool_and(k IS NULL OR ord = first OR (v_shared_lineages AND k LIKE 'lineage:%')) AS ready,
+                               max(k) FILTER (WHERE k LIKE 'lineage:%') AS lineage
+                          FROM (SELECT ord, k, min(ord) OVER (PARTITION BY k) AS first
+                                  FROM unnest(v_pending) AS ord
+                                  LEFT JOIN LATERAL unnest(ledger.payment_lock_keys(v_items[ord]->'data')) AS k
+                                         ON k IS NOT NULL) keyed
+                         GROUP BY ord) items) prefixed
+             WHERE ready AND (lineage IS NULL OR lineage_ready) ORDER BY ord) END;
         v_pending := CASE WHEN cardinality(v_round) = cardinality(v_pending) THEN '{}'
                           ELSE ARRAY(SELECT unnest(v_pending) EXCEPT SELECT unnest(v_round) ORDER BY 1) END;
 
@@ -86,7 +100,7 @@ BEGIN
                         THEN ledger.payment_difference(c.seq, c.d) END AS difference,
                    p.payment_seq AS p_seq, p.user_id AS p_user, p.product_id AS p_product, p.price AS p_price,
                    p.token_sha256 AS p_token, p.linked_token_sha256 AS p_linked, p.payment_seq IS NOT NULL AS p_found,
-                   l.user_id AS l_user, l.product_id AS l_product, l.product_type AS l_type, l.user_id IS NOT NULL AS l_found
+                   l.user_id AS t_user, l.product_id AS t_product, l.product_type AS t_type, l.user_id IS NOT NULL AS t_found
               FROM checked c
               -- The payment by its name, else another payment holding the same store transaction.
               LEFT JOIN LATERAL (
@@ -99,6 +113,22 @@ BEGIN
               LEFT JOIN LATERAL (
                     SELECT user_id, product_id, product_type FROM ledger.lineages
                      WHERE store_code = c.store AND original_transaction_id = c.lineage) l ON c.field IS NULL
+        ), first_of_lineage AS MATERIALIZED (
+            -- A lineage not recorded yet is defined by the round's first item of it that will
+            -- be recorded (no broken field, no payment of its name or transaction), as it would
+            -- be one item at a time; project_range records that item's lineage row.
+            SELECT lk.*, min(lk.ord) FILTER (WHERE lk.field IS NULL AND NOT lk.p_found AND NOT lk.t_found
+                                                 AND lk.lineage IS NOT NULL)
+                           OVER (PARTITION BY lk.store, lk.lineage) AS definer
+              FROM looked lk
+        ), lined AS MATERIALIZED (
+            SELECT f.*,
+                   CASE WHEN f.definer < f.ord THEN df.d->>'userId' ELSE f.t_user END AS l_user,
+                   CASE WHEN f.definer < f.ord THEN df.d->>'productId' ELSE f.t_product END AS l_product,
+                   CASE WHEN f.definer < f.ord THEN df.type ELSE f.t_type END AS l_type,
+                   f.t_found OR f.definer < f.ord AS l_found
+              FROM first_of_lineage f
+              LEFT JOIN first_of_lineage df ON df.ord = f.definer AND f.definer < f.ord
         ), decided AS MATERIALIZED (
             SELECT ord, seq, e, p_seq, p_user, token,
                    CASE
@@ -139,7 +169,7 @@ BEGIN
                        AND (p_linked IS NULL OR (seq <> p_seq AND NOT EXISTS (
                                SELECT FROM ledger.payment_aliases WHERE alias_seq = seq))) AS links,
                    kind
-              FROM looked
+              FROM lined
         ), appended AS (
             SELECT ord, outcome,
                    CASE WHEN (outcome).status = 'recorded' THEN 'payment:' || seq

@@ -74,7 +74,9 @@ package struct BatchPlan {
         // by an alias, a key no command foresees, so two of them may touch one payment without
         // sharing a key): a refund runs one round after every earlier consume and refund, a
         // consume one round after every earlier refund and in the round of the latest earlier
-        // consume or a later one. A cancel keeps only its lineage key's order. Consumes may
+        // consume or a later one. A cancel keeps only its lineage key's order. Payments of one
+        // lineage may share a round (when no other command on the lineage came between them):
+        // `ledger.apply_payments` orders them inside the set. Consumes may
         // share a round: a round's consumes run as one set in which the items of one payment keep
         // their input order, whatever names they use (`ledger.apply_consumes`), and its two
         // consume steps (before and after its payments) run in input order too.
@@ -82,6 +84,8 @@ package struct BatchPlan {
         var rounds: [[Int]] = []
         var floor = 0
         var lastConsume: Int?
+        // The lineage keys whose last command so far is a payment.
+        var paymentsLast: Set<String> = []
         for (index, command) in commands.enumerated() {
             let keys = command.lockKeys
             var round: Int
@@ -89,14 +93,22 @@ package struct BatchPlan {
                 round = rounds.count
                 floor = round + 1
             } else {
-                round = max(floor, keys.lazy.compactMap { lastRound[$0] }.max().map { $0 + 1 } ?? 0)
+                round = max(floor, keys.lazy.compactMap { key -> Int? in
+                    guard let last = lastRound[key] else { return nil }
+                    // Payments of one lineage may share a round: ledger.apply_payments keeps
+                    // their order inside the set (the lineage the first of them defines).
+                    return command.isPayment && paymentsLast.contains(key) ? last : last + 1
+                }.max() ?? 0)
                 if command.keepsOrder {
                     let afterConsumes = lastConsume.map { command.isConsume ? $0 : $0 + 1 } ?? 0
                     round = max(round, lastRound[Self.inOrder].map { $0 + 1 } ?? 0, afterConsumes)
                     if command.isConsume { lastConsume = round } else { lastRound[Self.inOrder] = round }
                 }
             }
-            for key in keys { lastRound[key] = round }
+            for key in keys {
+                lastRound[key] = round
+                if command.isPayment && key.hasPrefix("lineage:") { paymentsLast.insert(key) } else { paymentsLast.remove(key) }
+            }
             while round >= rounds.count { rounds.append([]) }
             rounds[round].append(index)
         }
