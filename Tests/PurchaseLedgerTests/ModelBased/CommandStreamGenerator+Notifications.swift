@@ -3,13 +3,14 @@ import PurchaseLedger
 
 extension CommandStreamGenerator {
     /// A notification about a Google Play subscription (one of its lineages' token, or now and
-    /// then a token no payment holds), a voided consumable purchase, or a test.
+    /// then a token no payment holds), a voided purchase (a consumable or any payment of a
+    /// subscription, by its order), or a test.
     mutating func googleNotification() -> GoogleNotice? {
         let n = nextSerial()
         let id = "M\(n)"
         switch random.weighted([14, 4, 1]) {
         case 0:
-            let type = random.pick([3, 3, 7, 6, 6, 5, 10, 13, 12, 12, 2]) ?? 3
+            let type = random.pick([3, 3, 7, 6, 6, 5, 10, 13, 12, 12, 12, 2]) ?? 3
             if let plan = random.chance(0.9) ? random.pick(plans.filter({ $0.storeCode == .googlePlay })) : nil {
                 // Auto-renew changes and revocations while it runs; billing states mostly around its end.
                 let days = max(1, Int(plan.end.timeIntervalSince(plan.start) / Self.day)) + 20
@@ -22,8 +23,8 @@ extension CommandStreamGenerator {
             return GoogleNotice(messageId: id, kind: .subscription(type), purchaseToken: "gtokNOPE\(n)",
                                 eventTime: time(after: Self.epoch, within: 200))
         case 1:
-            let consumables = issued.filter { $0.storeCode == .googlePlay && $0.productType == .consumable }
-            if let payment = random.chance(0.85) ? random.pick(consumables) : nil {
+            let orders = issued.filter { $0.storeCode == .googlePlay }
+            if let payment = random.chance(0.85) ? random.pick(orders) : nil {
                 return GoogleNotice(messageId: id, kind: .voided(orderId: payment.transactionId),
                                     purchaseToken: payment.purchaseToken, eventTime: time(after: payment.purchaseTime, within: 30))
             }

@@ -137,8 +137,12 @@ struct CommandStreamGenerator {
             return Payment(
                 userId: user, storeCode: storeCode, productId: product.productId, productType: product.type,
                 price: product.type == .autoRenewable ? "4.99" : "2.99", currency: "USD",
-                // Google Play keeps one token for a subscription's payments.
-                paymentSeq: "S\(n)R\(i)", purchaseToken: storeCode == .googlePlay ? "gtokS\(n)" : "tokS\(n)R\(i)",
+                // Google Play mostly keeps one token for a subscription's payments; now and then a
+                // renewal holds another (a resubscribe or an upgrade gives a new token), so a
+                // REVOKED of the first token must still refund the lineage's latest payment.
+                paymentSeq: "S\(n)R\(i)",
+                purchaseToken: storeCode == .googlePlay ? (i > 0 && random.chance(0.5) ? "gtokS\(n)R\(i)" : "gtokS\(n)")
+                    : "tokS\(n)R\(i)",
                 transactionId: i == 0 ? "L\(n)" : "L\(n)R\(i)",
                 originalTransactionId: i == 0 ? (random.chance(0.3) ? "L\(n)" : nil) : "L\(n)",
                 purchaseTime: start.addingTimeInterval(TimeInterval(i) * period - early),

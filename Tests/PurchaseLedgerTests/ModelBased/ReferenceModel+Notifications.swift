@@ -53,8 +53,8 @@ extension ReferenceModel {
             return ExpectedOutcome(.ignored)
         case .voided(let orderId):
             // The payment (GG, orderId) is refunded at eventTimeMillis (§2.4: a second refund
-            // is a duplicate). Not another payment holding the same token: see the report of
-            // this test's commit (the ledger falls back to the token's latest payment).
+            // is a duplicate), a consumable's or a subscription's; not another payment holding
+            // the same token.
             guard let payment = order(orderId) else { return .refused(.notFound) }
             return refund(payment.paymentSeq, at: notice.eventTime)
         case .subscription(let type):
@@ -71,9 +71,8 @@ extension ReferenceModel {
             case 10: lineages[key]?.billingStates.append((notice.eventTime, .paused))
             case 13: lineages[key]?.billingStates.append((notice.eventTime, nil))
             case 12:
-                // REVOKED: the latest payment (of the lineage) is refunded at eventTimeMillis. (The
-                // ledger refunds the latest payment holding the token; the generator gives a
-                // Google lineage's payments one token, as Google does, so that the two agree.)
+                // REVOKED: the latest payment of the token's lineage is refunded at
+                // eventTimeMillis, whichever token that payment holds.
                 guard let latest = lineagePayments(key).map(\.payment)
                     .max(by: { ($0.purchaseTime, $0.paymentSeq) < ($1.purchaseTime, $1.paymentSeq) }) else {
                     return .refused(.notFound)
