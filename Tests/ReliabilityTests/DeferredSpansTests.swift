@@ -68,15 +68,14 @@ struct DeferredSpansTests {
 }
 
 extension Connection {
-    /// Runs each line's command as a batch of one (a single statement, no BEGIN or COMMIT of
-    /// its own), in the caller's open transaction.
+    /// Runs each line's command on its own (`run`: a batch of one is a single statement, with no
+    /// BEGIN or COMMIT of its own), in the caller's open transaction.
     fileprivate func ingestInOpenTransaction(_ lines: [String]) throws -> Int {
         var recorded = 0
         for line in lines {
             // The demo's deliberately bad lines are refused by the decoder: skipped here.
             guard let command = try? LedgerCommand(line: Array(line.utf8)) else { continue }
-            let outcome = try executeBatch([command])[0]
-            if outcome.status != .rejected { recorded += 1 }
+            if try run(command).status != .rejected { recorded += 1 }
         }
         return recorded
     }

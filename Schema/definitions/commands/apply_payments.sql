@@ -43,10 +43,12 @@ DECLARE
     a_times     timestamptz[];
     v_positions bigint[];
     w           record;
-    v_shared_lineages boolean;
+    v_parked    boolean;
 BEGIN
     PERFORM ledger.lock_keys(ARRAY(SELECT unnest(ledger.payment_lock_keys(item->'data')) FROM unnest(v_items) AS item));
-    v_shared_lineages := NOT EXISTS (SELECT FROM ledger.notifications WHERE parked);
+    -- Whether a notification is parked: none can be parked while this runs (releases only
+    -- apply them), so without one now the rounds below need not look again.
+    v_parked := EXISTS (SELECT FROM ledger.notifications WHERE parked);
     WHILE cardinality(v_pending) > 0 LOOP
         -- The round: each pending item that comes first, among the pending ones, with each of
         -- its keys (an item without any key, which its check refuses, goes at once). Items of
@@ -59,7 +61,7 @@ BEGIN
                 SELECT ord, lineage, ready,
                        bool_and(ready) OVER (PARTITION BY lineage ORDER BY ord) AS lineage_ready
                   FROM (SELECT ord,
-                               bool_and(k IS NULL OR ord = first OR (v_shared_lineages AND k LIKE 'lineage:%')) AS ready,
+                               bool_and(k IS NULL OR ord = first OR (NOT v_parked AND k LIKE 'lineage:%')) AS ready,
                                max(k) FILTER (WHERE k LIKE 'lineage:%') AS lineage
                           FROM (SELECT ord, k, min(ord) OVER (PARTITION BY k) AS first
                                   FROM unnest(v_pending) AS ord
@@ -203,7 +205,7 @@ BEGIN
         PERFORM ledger.project_positions(v_positions);
 
         -- A new payment releases the parked notifications that were waiting for it.
-        IF EXISTS (SELECT FROM ledger.notifications WHERE parked) THEN
+        IF v_parked AND EXISTS (SELECT FROM ledger.notifications WHERE parked) THEN
             FOR w IN
                 SELECT d->>'storeCode' AS store, d->>'transactionId' AS txid,
                        CASE WHEN d->>'productType' <> 'CONSUMABLE'
