@@ -40,6 +40,9 @@ struct LedgerBench: AsyncParsableCommand {
     @Flag(help: "Measure only the HTTP figures (ledger serve against the library).")
     var httpOnly = false
 
+    @Flag(help: "Measure only the record figures (library at 1 and --clients callers beside the INSERT baseline), say to compare LEDGER_GROUP_COMMIT_BATCHES settings.")
+    var recordOnly = false
+
     @Flag(help: "Keep the scratch database.")
     var keep = false
 
@@ -82,6 +85,10 @@ struct LedgerBench: AsyncParsableCommand {
             figures.append(Figure(path: "record a purchase (library)", name: "events/s at \(c) client\(c == 1 ? "" : "s")",
                                   unit: "events/s", value: Measure.median(mine), baselineName: "INSERT TPS (pgbench -M prepared)",
                                   baseline: Measure.median(base), goal: .ratioAtLeast(c == 1 ? 0.5 : 1.0)))
+        }
+        if recordOnly {
+            print(json ? Report.json(figures, events: 0) : Report.table(figures, events: 0, runs: runs))
+            return
         }
         step("consume through the library, \(clients) clients")
         var consumes: [Double] = [], base: [Double] = []
