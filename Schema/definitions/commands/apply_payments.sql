@@ -56,21 +56,30 @@ BEGIN
         -- first of them defines), as long as every earlier pending item of that lineage is in it
         -- too; not while a notification is parked, since releasing one reads the lineage's
         -- payments between items.
-        v_round := CASE WHEN cardinality(v_pending) = 1 THEN v_pending ELSE ARRAY(
-            SELECT ord FROM (
-                SELECT ord, lineage, ready,
-                       bool_and(ready) OVER (PARTITION BY lineage ORDER BY ord) AS lineage_ready
-                  FROM (SELECT ord,
-                               bool_and(k IS NULL OR ord = first OR (NOT v_parked AND k LIKE 'lineage:%')) AS ready,
-                               max(k) FILTER (WHERE k LIKE 'lineage:%') AS lineage
-                          FROM (SELECT ord, k, min(ord) OVER (PARTITION BY k) AS first
-                                  FROM unnest(v_pending) AS ord
-                                  LEFT JOIN LATERAL unnest(ledger.payment_lock_keys(v_items[ord]->'data')) AS k
-                                         ON k IS NOT NULL) keyed
-                         GROUP BY ord) items) prefixed
-             WHERE ready AND (lineage IS NULL OR lineage_ready) ORDER BY ord) END;
-        v_pending := CASE WHEN cardinality(v_round) = cardinality(v_pending) THEN '{}'
-                          ELSE ARRAY(SELECT unnest(v_pending) EXCEPT SELECT unnest(v_round) ORDER BY 1) END;
+        -- (IF, not CASE: a CASE would still start the executor of the set statement for a
+        -- set of one, and starting it costs more than running it on one item.)
+        IF cardinality(v_pending) = 1 THEN
+            v_round := v_pending;
+        ELSE
+            v_round := ARRAY(
+                SELECT ord FROM (
+                    SELECT ord, lineage, ready,
+                           bool_and(ready) OVER (PARTITION BY lineage ORDER BY ord) AS lineage_ready
+                      FROM (SELECT ord,
+                                   bool_and(k IS NULL OR ord = first OR (NOT v_parked AND k LIKE 'lineage:%')) AS ready,
+                                   max(k) FILTER (WHERE k LIKE 'lineage:%') AS lineage
+                              FROM (SELECT ord, k, min(ord) OVER (PARTITION BY k) AS first
+                                      FROM unnest(v_pending) AS ord
+                                      LEFT JOIN LATERAL unnest(ledger.payment_lock_keys(v_items[ord]->'data')) AS k
+                                             ON k IS NOT NULL) keyed
+                             GROUP BY ord) items) prefixed
+                 WHERE ready AND (lineage IS NULL OR lineage_ready) ORDER BY ord);
+        END IF;
+        IF cardinality(v_round) = cardinality(v_pending) THEN
+            v_pending := '{}';
+        ELSE
+            v_pending := ARRAY(SELECT unnest(v_pending) EXCEPT SELECT unnest(v_round) ORDER BY 1);
+        END IF;
 
         -- Every item's outcome, and the event it appends (a new payment, or a link).
         WITH items AS MATERIALIZED (
