@@ -54,7 +54,7 @@ struct LedgerBench: AsyncParsableCommand {
         if let queriesOn {
             let conninfo = try ConnectionConfiguration(server.conninfo, database: queriesOn).keywordConninfo()
             let figures = try queryFigures(conninfo: conninfo)
-            print(json ? Report.json(figures, events: 0) : Report.table(figures, events: 0, runs: runs))
+            printReport(figures, events: 0)
             return
         }
         let name = "ledger_bench_\(getpid())"
@@ -72,7 +72,7 @@ struct LedgerBench: AsyncParsableCommand {
 
         if httpOnly {
             let figures = try await httpFigures(paths: paths, conninfo: conninfo)
-            print(json ? Report.json(figures, events: 0) : Report.table(figures, events: 0, runs: runs))
+            printReport(figures, events: 0)
             return
         }
         for c in [1, clients] {
@@ -87,7 +87,7 @@ struct LedgerBench: AsyncParsableCommand {
                                   baseline: Measure.median(base), goal: .ratioAtLeast(c == 1 ? 0.5 : 1.0)))
         }
         if recordOnly {
-            print(json ? Report.json(figures, events: 0) : Report.table(figures, events: 0, runs: runs))
+            printReport(figures, events: 0)
             return
         }
         step("consume through the library, \(clients) clients")
@@ -134,7 +134,13 @@ struct LedgerBench: AsyncParsableCommand {
                               baseline: Measure.median(ctas), goal: .ratioAtLeast(0.3)))
 
         figures += try analyticsFigures(paths)
-        print(json ? Report.json(figures, events: logEvents) : Report.table(figures, events: logEvents, runs: runs))
+        printReport(figures, events: logEvents)
+    }
+
+    /// Prints the figures as the one table (or JSON with `--json`); `events` is the log's size
+    /// the query and rebuild figures were measured at (0 when none were).
+    private func printReport(_ figures: [Figure], events: Int) {
+        print(json ? Report.json(figures, events: events) : Report.table(figures, events: events, runs: runs))
     }
 
     /// The query latencies and the 30-day analytics on an existing ledger: `runs` rounds, each a

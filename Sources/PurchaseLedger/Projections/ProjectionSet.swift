@@ -23,7 +23,9 @@ public enum ProjectionSet: String, CaseIterable, Sendable {
         switch self {
         case .ledger:
             [
-                ProjectionTable(name: "payments", key: ["payment_seq"]),
+                // Consumes, refunds, extensions and the spans' step find their payment by its key:
+                // without it every range scanned and sorted all of payments (quadratic in the log).
+                ProjectionTable(name: "payments", key: ["payment_seq"], keyUsedByReplay: true),
                 // project_range inserts lineages with ON CONFLICT DO NOTHING: a replay needs the key.
                 ProjectionTable(name: "lineages", key: ["store_code", "original_transaction_id"], keyUsedByReplay: true),
                 ProjectionTable(name: "auto_renew_changes", key: ["store_code", "original_transaction_id", "position"]),
@@ -48,8 +50,8 @@ public struct ProjectionTable: Sendable, Hashable {
     public let name: String
     /// The primary key's columns, in order.
     public let key: [String]
-    /// Whether project_range relies on the table's keys (ON CONFLICT): a replay then keeps them
-    /// while it loads; otherwise it builds them after the load.
+    /// Whether project_range relies on the table's keys (ON CONFLICT, or a lookup by the key): a
+    /// replay then keeps them while it loads; otherwise it builds them after the load.
     public let keyUsedByReplay: Bool
 
     public init(name: String, key: [String], keyUsedByReplay: Bool = false) {

@@ -24,8 +24,9 @@ struct ShadowReplay {
     /// applies every event of the transaction's snapshot.
     ///
     /// With `deferIndexes`, the load runs without the indexes it does not need: every secondary
-    /// index, and the primary and unique keys of the tables other than `keysKept` (a table that
-    /// project_range writes with ON CONFLICT needs its key). When `rebuildIndexes`, they are built
+    /// index, every unique key, and the primary keys of the tables other than `keysKept` (a table
+    /// that project_range writes with ON CONFLICT, or whose rows it looks up by key, needs its
+    /// primary key). When `rebuildIndexes`, they are built
     /// again afterwards from their own definitions (`pg_get_constraintdef`, `pg_get_indexdef`):
     /// building an index once is much cheaper than maintaining it row by row. `unlogged` skips
     /// the WAL for tables that never outlive the transaction (a verify).
@@ -57,9 +58,25 @@ struct ShadowReplay {
             """).map { try $0.decode(0, as: Int64.self) }
         var done = 0
         var from: Int64 = 1
+        var batches = 0
         progress(ReplayProgress(phase: .replaying, eventsDone: 0, eventsTotal: total))
-        for end in ends + (ends.last == last ? [] : [last]) where total > 0 {
+        let bounds = ends + (ends.last == last ? [] : [last])
+        for end in bounds where total > 0 {
             try connection.query("SELECT \(identifier: schema).project_range(\(from), \(end))")
+            batches += 1
+            // project_range keeps its plans for the session (force_generic_plan), and the first
+            // were made on empty tables: there a lookup by key looks no cheaper than a scan of the
+            // whole table, which each range then repeated. ANALYZE after batches 1, 2, 4, 8, …
+            // makes the next range plan again on the tables as they are: log2(batches) passes,
+            // none after the last range. A sample of 3,000 rows (statistics target 10, not 100)
+            // gives the sizes the plans need at a twentieth of the cost; the final ANALYZE below
+            // keeps the server's target.
+            if batches & (batches - 1) == 0, batches < bounds.count {
+                let target = try connection.query("SELECT current_setting('default_statistics_target')")[0].decode(0, as: String.self)
+                try connection.execute("SELECT set_config('default_statistics_target', '10', true)")
+                for table in tables { try connection.execute("ANALYZE \(identifier: schema).\(identifier: table)") }
+                try connection.execute("SELECT set_config('default_statistics_target', \(target), true)")
+            }
             done = min(total, done + batchSize)
             progress(ReplayProgress(phase: .replaying, eventsDone: done, eventsTotal: total))
             from = end + 1
@@ -77,11 +94,11 @@ struct ShadowReplay {
         return Outcome(snapshot: try head.decode("snapshot"), events: total, lastPosition: last)
     }
 
-    /// Drops the shadow schema's secondary indexes, and the primary and unique keys of the tables
-    /// not in `keysKept`; returns the statements that make them again, keys first.
+    /// Drops the shadow schema's secondary indexes, its unique keys, and the primary keys of the
+    /// tables not in `keysKept`; returns the statements that make them again, keys first.
     private func dropIndexes(_ connection: Connection, keysKept: Set<String>) throws -> [String] {
         let keys = try connection.query("""
-            SELECT t.relname AS table_name, k.conname,
+            SELECT t.relname AS table_name, k.conname, k.contype::text AS kind,
                    format('ALTER TABLE %I.%I ADD CONSTRAINT %I %s', \(schema)::text, t.relname, k.conname,
                           pg_get_constraintdef(k.oid)) AS definition
               FROM pg_constraint k
@@ -91,7 +108,10 @@ struct ShadowReplay {
              ORDER BY t.relname, k.conname
             """)
         var statements: [String] = []
-        for row in keys where !keysKept.contains(try row.decode("table_name", as: String.self)) {
+        // A kept table keeps its primary key only: project_range's ON CONFLICT and lookups use
+        // no other, and each unique key kept would be one more index to maintain row by row.
+        for row in keys where try row.decode("kind", as: String.self) == "u"
+            || !keysKept.contains(try row.decode("table_name", as: String.self)) {
             try connection.execute("""
                 ALTER TABLE \(identifier: schema).\(identifier: try row.decode("table_name", as: String.self))
                  DROP CONSTRAINT \(identifier: try row.decode("conname", as: String.self))
