@@ -50,8 +50,9 @@ public struct ProjectionTable: Sendable, Hashable {
     public let name: String
     /// The primary key's columns, in order.
     public let key: [String]
-    /// Whether project_range relies on the table's keys (ON CONFLICT, or a lookup by the key): a
-    /// replay then keeps them while it loads; otherwise it builds them after the load.
+    /// Whether project_range relies on the table's primary key (ON CONFLICT, or a lookup by the
+    /// key): a replay then keeps it while it loads; otherwise it builds it after the load. A
+    /// replay builds every unique key after the load either way.
     public let keyUsedByReplay: Bool
 
     public init(name: String, key: [String], keyUsedByReplay: Bool = false) {
