@@ -26,10 +26,10 @@ struct ShadowReplay {
     /// With `deferIndexes`, the load runs without the indexes it does not need: every secondary
     /// index, every unique key, and the primary keys of the tables other than `keysKept` (a table
     /// that project_range writes with ON CONFLICT, or whose rows it looks up by key, needs its
-    /// primary key). When `rebuildIndexes`, they are built
-    /// again afterwards from their own definitions (`pg_get_constraintdef`, `pg_get_indexdef`):
-    /// building an index once is much cheaper than maintaining it row by row. `unlogged` skips
-    /// the WAL for tables that never outlive the transaction (a verify).
+    /// primary key). When `rebuildIndexes`, they are built again afterwards from their own
+    /// definitions (`pg_get_constraintdef`, `pg_get_indexdef`): building an index once is much
+    /// cheaper than maintaining it row by row. `unlogged` skips the WAL for tables that never
+    /// outlive the transaction (a verify).
     func run(on connection: Connection, deferIndexes: Bool, keysKept: Set<String>, rebuildIndexes: Bool,
              unlogged: Bool, progress: (ReplayProgress) -> Void) throws -> Outcome {
         // Sorts (lineages) and hash joins (consumes, refunds) of a batch fit in memory.
@@ -58,12 +58,11 @@ struct ShadowReplay {
             """).map { try $0.decode(0, as: Int64.self) }
         var done = 0
         var from: Int64 = 1
-        var batches = 0
         progress(ReplayProgress(phase: .replaying, eventsDone: 0, eventsTotal: total))
         let bounds = ends + (ends.last == last ? [] : [last])
-        for end in bounds where total > 0 {
+        for (index, end) in bounds.enumerated() where total > 0 {
             try connection.query("SELECT \(identifier: schema).project_range(\(from), \(end))")
-            batches += 1
+            let batch = index + 1
             // project_range keeps its plans for the session (force_generic_plan), and the first
             // were made on empty tables: there a lookup by key looks no cheaper than a scan of the
             // whole table, which each range then repeated. ANALYZE after batches 1, 2, 4, 8, …
@@ -71,11 +70,8 @@ struct ShadowReplay {
             // none after the last range. A sample of 3,000 rows (statistics target 10, not 100)
             // gives the sizes the plans need at a twentieth of the cost; the final ANALYZE below
             // keeps the server's target.
-            if batches & (batches - 1) == 0, batches < bounds.count {
-                let target = try connection.query("SELECT current_setting('default_statistics_target')")[0].decode(0, as: String.self)
-                try connection.execute("SELECT set_config('default_statistics_target', '10', true)")
-                for table in tables { try connection.execute("ANALYZE \(identifier: schema).\(identifier: table)") }
-                try connection.execute("SELECT set_config('default_statistics_target', \(target), true)")
+            if batch & (batch - 1) == 0, batch < bounds.count {
+                try analyze(tables, on: connection, statisticsTarget: "10")
             }
             done = min(total, done + batchSize)
             progress(ReplayProgress(phase: .replaying, eventsDone: done, eventsTotal: total))
@@ -89,9 +85,23 @@ struct ShadowReplay {
             for statement in deferred { try connection.execute(SQL(unsafeSQL: statement)) }
         }
         if rebuildIndexes {
-            for table in tables { try connection.execute("ANALYZE \(identifier: schema).\(identifier: table)") }
+            try analyze(tables, on: connection)
         }
         return Outcome(snapshot: try head.decode("snapshot"), events: total, lastPosition: last)
+    }
+
+    /// ANALYZEs the shadow schema's `tables`, with `statisticsTarget` in place of the server's
+    /// `default_statistics_target` for this call only when given.
+    private func analyze(_ tables: [String], on connection: Connection, statisticsTarget: String? = nil) throws {
+        let serverTarget = try statisticsTarget.map { target in
+            let kept = try connection.query("SELECT current_setting('default_statistics_target')")[0].decode(0, as: String.self)
+            try connection.execute("SELECT set_config('default_statistics_target', \(target), true)")
+            return kept
+        }
+        for table in tables { try connection.execute("ANALYZE \(identifier: schema).\(identifier: table)") }
+        if let serverTarget {
+            try connection.execute("SELECT set_config('default_statistics_target', \(serverTarget), true)")
+        }
     }
 
     /// Drops the shadow schema's secondary indexes, its unique keys, and the primary keys of the
