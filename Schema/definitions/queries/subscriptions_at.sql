@@ -2,6 +2,10 @@
 -- evaluates it at p_at, billing states included. Filter it by user_id and store_code: the
 -- filters reach the lineages index. (Its columns changed with the billing states: a database
 -- that has the older function gets it dropped first, by the migrator's adoption.)
+-- The status is worked out once per lineage, in a LATERAL the planner keeps apart (OFFSET 0):
+-- written in the select list, each use of it (status, entitled, the grace expiry, a caller's
+-- filter on entitled) was a copy of the CASE with its own subplan, and every execution started
+-- them all (BENCHMARKS.md, "subscriptions --at: the executor's start").
 CREATE OR REPLACE FUNCTION ledger.subscriptions_at(p_at timestamptz)
 RETURNS TABLE (user_id text, store_code text, product_id text, product_type text,
                original_transaction_id text, latest_payment_seq text, purchase_time timestamptz,
@@ -9,28 +13,16 @@ RETURNS TABLE (user_id text, store_code text, product_id text, product_type text
                grace_period_expiry_time timestamptz)
 LANGUAGE sql STABLE AS $$
 SELECT s.user_id, s.store_code, s.product_id, s.product_type, s.original_transaction_id,
-       s.latest_payment_seq, s.purchase_time, s.expiry_time, s.auto_renewing, s.status,
-       s.status IN ('active', 'inGracePeriod'),
-       CASE WHEN s.status = 'inGracePeriod' THEN s.grace_expires_at END
+       s.latest_payment_seq, s.purchase_time, s.expiry_time, s.auto_renewing, st.status,
+       st.status IN ('active', 'inGracePeriod'),
+       CASE WHEN st.status = 'inGracePeriod' THEN s.grace_expires_at END
   FROM (
     SELECT l.user_id, l.store_code, l.product_id, l.product_type, l.original_transaction_id,
            coalesce(agg.live_seq, agg.latest_seq) AS latest_payment_seq,
            agg.first_purchase AS purchase_time,
            agg.live_expiry AS expiry_time,
            (ar.auto_renewing IS NULL OR ar.auto_renewing OR ar.changed_at < agg.last_purchase) AS auto_renewing,
-           CASE WHEN agg.live_expiry > p_at THEN 'active'
-                -- A billing state holds from its time until a renewal paid after it (looked
-                -- up only for a lineage that has a billing state).
-                WHEN bs.state IS NOT NULL AND bs.state <> 'none'
-                     AND NOT EXISTS (SELECT FROM ledger.payments r
-                                      WHERE r.store_code = l.store_code AND r.lineage_id = l.original_transaction_id
-                                        AND r.purchase_time <= p_at AND r.purchase_time > bs.changed_at
-                                        AND r.transaction_id <> r.lineage_id) THEN
-                     CASE WHEN bs.state <> 'inGracePeriod' THEN bs.state
-                          WHEN bs.grace_expires_at IS NULL OR bs.grace_expires_at > p_at THEN 'inGracePeriod'
-                          ELSE 'billingRetry' END
-                WHEN agg.revoked THEN 'revoked'
-                ELSE 'expired' END AS status,
+           agg.revoked, bs.state, bs.changed_at AS state_changed_at,
            bs.grace_expires_at
       FROM ledger.lineages l
       -- One index-only range scan of payments_lineage_idx per lineage: the purchase times, the live
@@ -66,5 +58,20 @@ SELECT s.user_id, s.store_code, s.product_id, s.product_type, s.original_transac
              ORDER BY b.changed_at DESC, b.position DESC
              LIMIT 1) bs ON true
      WHERE agg.first_purchase IS NOT NULL) s
+ CROSS JOIN LATERAL (
+       SELECT CASE WHEN s.expiry_time > p_at THEN 'active'
+                   -- A billing state holds from its time until a renewal paid after it (looked
+                   -- up only for a lineage that has a billing state).
+                   WHEN s.state IS NOT NULL AND s.state <> 'none'
+                        AND NOT EXISTS (SELECT FROM ledger.payments r
+                                         WHERE r.store_code = s.store_code AND r.lineage_id = s.original_transaction_id
+                                           AND r.purchase_time <= p_at AND r.purchase_time > s.state_changed_at
+                                           AND r.transaction_id <> r.lineage_id) THEN
+                        CASE WHEN s.state <> 'inGracePeriod' THEN s.state
+                             WHEN s.grace_expires_at IS NULL OR s.grace_expires_at > p_at THEN 'inGracePeriod'
+                             ELSE 'billingRetry' END
+                   WHEN s.revoked THEN 'revoked'
+                   ELSE 'expired' END AS status
+        OFFSET 0) st
 $$;
 GRANT EXECUTE ON FUNCTION ledger.subscriptions_at(timestamptz) TO ledger_reader, ledger_writer;
