@@ -164,6 +164,25 @@ struct SetConsumeTests {
         }
     }
 
+    /// The set functions, called directly with anything but an array, refuse it by the argument's
+    /// name (SQLSTATE 22023) and write nothing, where jsonb_array_elements gave its own error.
+    @Test(arguments: ["ledger.record_payments", "ledger.consume_batch"])
+    func aSetThatIsNotAnArrayIsRefusedByName(function: String) async throws {
+        try await TestDatabase.with { db in
+            try db.withConnection { c throws in
+                for (input, kind) in [("'{\"kind\":\"purchase\"}'::jsonb", "object"), ("'\"x\"'::jsonb", "string"), ("NULL::jsonb", "null")] {
+                    let error = try #require(throws: PostgresError.self) {
+                        try c.query(SQL(unsafeSQL: "SELECT * FROM \(function)(\(input))"))
+                    }
+                    #expect(error.sqlState == SQLState("22023"), "\(function)(\(input)): \(error)")
+                    #expect(error.message.hasPrefix("p_items must be a JSON array of"), "\(error.message)")
+                    #expect(error.message.hasSuffix("not \(kind)"), "\(error.message)")
+                }
+                #expect(try c.count("SELECT count(*) FROM ledger.events") == 0)
+            }
+        }
+    }
+
     /// Four writers consume the same 40 payments at once, each in its own shuffled order and in
     /// batches: every payment is handed out exactly once, and no batch deadlocks.
     @Test func concurrentSetsHandEachPaymentOutOnce() async throws {

@@ -11,6 +11,12 @@ DECLARE
     v_tokens bytea[];
     v_times  timestamptz[];
 BEGIN
+    -- As in record_payments: anything but an array is refused before anything is written.
+    IF jsonb_typeof(p_items) IS DISTINCT FROM 'array' THEN
+        RAISE EXCEPTION 'p_items must be a JSON array of {"paymentSeq", "userId", "purchaseTokenSha256", "time"} items, not %',
+                        coalesce(jsonb_typeof(p_items), 'null')
+              USING ERRCODE = 'invalid_parameter_value';
+    END IF;
     SELECT array_agg(i->>'paymentSeq' ORDER BY n), array_agg(i->>'userId' ORDER BY n),
            array_agg(decode(i->>'purchaseTokenSha256', 'hex') ORDER BY n), array_agg((i->>'time')::timestamptz ORDER BY n)
       INTO v_seqs, v_users, v_tokens, v_times
