@@ -2,21 +2,30 @@
 -- s <= t < e. Counted as a sweep, so the cost grows with the intervals, not intervals × periods:
 -- each interval adds 1 from the first period whose end is at or after s (the period holding the
 -- instant just before s) and takes it back from the first period whose end is at or after e.
+-- The intervals are first counted by (store, product, first period, last period), in one pass
+-- with no join, and the steps made from those counts: a step pair made for every interval (a
+-- VALUES scan started again for each of them) took half the report's time (BENCHMARKS.md,
+-- "analytics subscribers: steps from counts").
 CREATE OR REPLACE FUNCTION analytics.subscribers(p_from date, p_to date, p_by text DEFAULT 'day',
                                       p_include_sandbox boolean DEFAULT false)
 RETURNS TABLE (period date, store_code text, product_id text, active bigint)
 LANGUAGE sql STABLE PARALLEL SAFE AS $$
 WITH periods AS (
     SELECT e.period FROM analytics.periods(p_from, p_to, p_by) e
-), steps AS (
-    SELECT a.store_code, a.product_id, d.period, sum(d.step) AS step
+), bounds AS (
+    SELECT a.store_code, a.product_id,
+           greatest(date_trunc(p_by, (a.starts_at - interval '1 microsecond') AT TIME ZONE 'UTC'),
+                    date_trunc(p_by, p_from::timestamp))::date AS first_period,
+           CASE WHEN a.ends_at <= (p_to::timestamp AT TIME ZONE 'UTC')
+                THEN greatest(date_trunc(p_by, (a.ends_at - interval '1 microsecond') AT TIME ZONE 'UTC'),
+                              date_trunc(p_by, p_from::timestamp))::date END AS end_period,
+           count(*) AS n
       FROM analytics.access(p_from::timestamp AT TIME ZONE 'UTC', p_to::timestamp AT TIME ZONE 'UTC', p_include_sandbox) a
-     CROSS JOIN LATERAL (VALUES
-           (greatest(date_trunc(p_by, (a.starts_at - interval '1 microsecond') AT TIME ZONE 'UTC'),
-                     date_trunc(p_by, p_from::timestamp))::date, 1),
-           (CASE WHEN a.ends_at <= (p_to::timestamp AT TIME ZONE 'UTC')
-                 THEN greatest(date_trunc(p_by, (a.ends_at - interval '1 microsecond') AT TIME ZONE 'UTC'),
-                               date_trunc(p_by, p_from::timestamp))::date END, -1)) d(period, step)
+     GROUP BY 1, 2, 3, 4
+), steps AS (
+    SELECT b.store_code, b.product_id, d.period, sum(d.step) AS step
+      FROM bounds b
+     CROSS JOIN LATERAL (VALUES (b.first_period, b.n), (b.end_period, -b.n)) d(period, step)
      WHERE d.period IS NOT NULL
      GROUP BY 1, 2, 3
 ), counts AS (
