@@ -54,7 +54,7 @@ struct LedgerBench: AsyncParsableCommand {
         if let queriesOn {
             let conninfo = try ConnectionConfiguration(server.conninfo, database: queriesOn).keywordConninfo()
             let figures = try queryFigures(conninfo: conninfo)
-            printReport(figures, events: 0)
+            printReport(figures, events: try LedgerPaths(conninfo: conninfo).logEvents())
             return
         }
         let name = "ledger_bench_\(getpid())"

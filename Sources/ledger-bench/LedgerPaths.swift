@@ -137,6 +137,13 @@ extension LedgerPaths {
         return try connection.query("SELECT count(DISTINCT user_id)::bigint AS n FROM ledger.payments WHERE user_id LIKE 'user-%'")[0]
             .decode("n", as: Int.self)
     }
+
+    /// How many events the ledger's log holds: the size a report's query figures were measured at.
+    func logEvents() throws -> Int {
+        let connection = try Connection.connect(ConnectionConfiguration(conninfo))
+        defer { connection.close() }
+        return try connection.query("SELECT count(*)::bigint AS n FROM ledger.events")[0].decode("n", as: Int.self)
+    }
 }
 
 /// A consumable purchase as a backend would see it: one of many users, bought at its own time.
