@@ -63,16 +63,12 @@ BEGIN
                   FROM ledger.events e WHERE %2$s;
             END IF;
 
-            -- A payment consumed in the same range (a rebuild's replay, mostly) is inserted
-            -- consumed, with its first consume, found by its own stream: the UPDATE below then
-            -- finds it consumed and leaves it, where it wrote every such payment a second time
-            -- (BENCHMARKS.md, "The rebuild: a consume folded into its payment's insert").
             IF types && ARRAY['PurchaseRecorded', 'RenewalRecorded'] THEN
             INSERT INTO %1$I.payments (
                 payment_seq, user_id, store_code, product_id, product_type, price, currency,
                 transaction_id, original_transaction_id, lineage_id, purchase_time, expiry_time,
                 payload, sandbox_payment, promotion_payment, product_seq, token_sha256, kind,
-                recorded_position, recorded_at, consumed_at, consumed_position)
+                recorded_position, recorded_at)
             SELECT d->>'paymentSeq', d->>'userId', d->>'storeCode', d->>'productId', d->>'productType',
                    (d->>'price')::numeric, d->>'currency', d->>'transactionId', d->>'originalTransactionId',
                    CASE WHEN d->>'productType' <> 'CONSUMABLE'
@@ -82,16 +78,8 @@ BEGIN
                    (d->>'sandboxPayment')::boolean, (d->>'promotionPayment')::boolean,
                    (d->>'productSeq')::bigint, decode(d->>'purchaseTokenSha256', 'hex'),
                    CASE e.type WHEN 'RenewalRecorded' THEN 'renewal' ELSE 'purchase' END,
-                   e.position, e.recorded_at, c.occurred_at, c.position
-              FROM ledger.events e
-             CROSS JOIN LATERAL (SELECT e.data AS d) x
-              -- The inner e is a consume of the same range (the predicate names e).
-              LEFT JOIN LATERAL (
-                    SELECT e.occurred_at, e.position FROM ledger.events e
-                     WHERE 'PaymentConsumed' = ANY(types)
-                       AND e.stream = 'payment:' || (x.d->>'paymentSeq')
-                       AND e.type = 'PaymentConsumed' AND %2$s
-                     ORDER BY e.position LIMIT 1) c ON true
+                   e.position, e.recorded_at
+              FROM ledger.events e, LATERAL (SELECT e.data AS d) x
              WHERE %2$s
                AND e.type IN ('PurchaseRecorded', 'RenewalRecorded');
             GET DIAGNOSTICS applied = ROW_COUNT;
