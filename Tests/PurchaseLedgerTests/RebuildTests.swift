@@ -20,7 +20,8 @@ struct RebuildTests {
                 #expect(!corrupt.isEqual)
                 #expect(corrupt.differingRows == ["payments": 1, "lineages": 0, "auto_renew_changes": 0, "restores": 0,
                                                   "billing_states": 0, "notifications": 0, "products": 0,
-                                                  "account_links": 0, "payment_aliases": 0, "entitled_spans": 0])
+                                                  "account_links": 0, "payment_aliases": 0, "entitled_spans": 0,
+                                                 "lineage_states": 0])
                 let difference = try #require(corrupt.differences.first)
                 #expect(corrupt.differences.count == 1)
                 #expect(difference.table == "payments" && difference.kind == .changed && difference.column == "consumed_at")

@@ -4,9 +4,10 @@ import Postgres
 import PurchaseLedger
 import Testing
 
-/// ledger.subscriptions_at after issue #13 item 5 (one index-only scan of each lineage's
-/// payments instead of three probes and two sorts) answers exactly what it answered before.
-@Suite("subscriptions_at, one scan per lineage")
+/// ledger.subscriptions_at after issue #13 item 5 answers exactly what it answered before: first
+/// with one index-only scan of each lineage's payments instead of three probes and two sorts,
+/// now with one backward step in `ledger.lineage_states`, kept as events arrive.
+@Suite("subscriptions_at from lineage states")
 struct SubscriptionsAtTests {
     /// The function as it was at ae99a90, in a schema of its own: the reference.
     static let previous = """
@@ -96,6 +97,69 @@ struct SubscriptionsAtTests {
                 // Every status the rule knows appears, so the comparison covers each branch.
                 let statuses = try EntitledSpansTests.rows(c, "SELECT DISTINCT s.status FROM \(grid) CROSS JOIN LATERAL ledger.subscriptions_at(t) s")
                 #expect(Set(statuses).isSuperset(of: ["active", "billingRetry", "expired", "inGracePeriod", "revoked"].map { "(\($0))" }))
+            }
+        }
+    }
+
+    /// The states are exact at their edges: for every lineage with a billing state, an auto-renew
+    /// change, a refund or an extension, at each of its change points, a microsecond before each,
+    /// and at and just before each expiry and grace end, the lineage is what the aggregate said.
+    @Test func atEveryChangePointAndJustBeforeItALineageIsWhatThePreviousFunctionSaid() async throws {
+        try await TestDatabase.with { db in
+            try db.withConnection { c throws in
+                try EntitledSpansTests.load(c)
+                try c.executeScript(unsafeSQL: Self.previous)
+                try c.executeScript(unsafeSQL: """
+                    CREATE TEMP TABLE edge_lineages AS
+                    SELECT store_code, lineage_id FROM ledger.payments
+                     WHERE lineage_id IS NOT NULL
+                       AND (refunded_at IS NOT NULL OR reversed_refund_at IS NOT NULL OR extended_at IS NOT NULL)
+                    UNION SELECT store_code, original_transaction_id FROM ledger.billing_states
+                    UNION SELECT store_code, original_transaction_id FROM ledger.auto_renew_changes;
+                    CREATE TEMP TABLE edges AS
+                    SELECT DISTINCT x.store_code, x.lineage_id, x.t + d.shift AS t
+                      FROM (SELECT s.store_code, s.lineage_id, s.valid_from AS t FROM ledger.lineage_states s
+                            UNION SELECT p.store_code, p.lineage_id, p.expiry_time FROM ledger.payments p
+                            UNION SELECT p.store_code, p.lineage_id, p.extended_expiry_time FROM ledger.payments p
+                            UNION SELECT b.store_code, b.original_transaction_id, b.grace_expires_at FROM ledger.billing_states b) x
+                      JOIN edge_lineages USING (store_code, lineage_id)
+                     CROSS JOIN (VALUES (interval '0'), (interval '-1 microsecond')) d(shift)
+                     WHERE x.t IS NOT NULL;
+                    """)
+                let pairs = "FROM edges e CROSS JOIN LATERAL %@(e.t) s WHERE s.store_code = e.store_code AND s.original_transaction_id = e.lineage_id"
+                let now = try EntitledSpansTests.rows(c, "SELECT e.t, s.* " + pairs.replacingOccurrences(of: "%@", with: "ledger.subscriptions_at"))
+                let before = try EntitledSpansTests.rows(c, "SELECT e.t, s.* " + pairs.replacingOccurrences(of: "%@", with: "previous_query.subscriptions_at"))
+                #expect(now.count > 300)
+                #expect(now == before)
+                let statuses = try EntitledSpansTests.rows(c, "SELECT DISTINCT s.status " + pairs.replacingOccurrences(of: "%@", with: "ledger.subscriptions_at"))
+                #expect(Set(statuses).isSuperset(of: ["active", "billingRetry", "expired", "inGracePeriod", "revoked"].map { "(\($0))" }))
+            }
+        }
+    }
+
+    /// The states kept as the events arrived (renewals, refunds and notifications out of order,
+    /// each lineage computed again only from its earliest changed instant) are the rows a replay
+    /// of the whole log computes; a database from before the states gets them filled by its
+    /// migration, and a rebuild in small batches leaves them as they were.
+    @Test func statesKeptAsEventsArriveAreAReplaysAndAnUpgradeFillsThem() async throws {
+        try await TestDatabase.with { db in
+            try db.withConnection { c throws in
+                try EntitledSpansTests.load(c)
+                let live = try EntitledSpansTests.rows(c, "SELECT * FROM ledger.lineage_states")
+                #expect(live.count > 400)
+                try c.executeScript(unsafeSQL: """
+                    SELECT ledger.install_projections('states_replay');
+                    SELECT states_replay.project_range(1, (SELECT max(position) FROM ledger.events));
+                    """)
+                #expect(try EntitledSpansTests.rows(c, "SELECT * FROM states_replay.lineage_states") == live)
+
+                try c.execute("DROP TABLE ledger.lineage_states")
+                let liveDefinition = try #require(Definition.all.first { $0.path == "projections/live.sql" })
+                try c.executeScript(unsafeSQL: liveDefinition.sql)
+                #expect(try EntitledSpansTests.rows(c, "SELECT * FROM ledger.lineage_states") == live)
+
+                try ProjectionRebuilder(connection: c, batchSize: 37).rebuild()
+                #expect(try EntitledSpansTests.rows(c, "SELECT * FROM ledger.lineage_states") == live)
             }
         }
     }

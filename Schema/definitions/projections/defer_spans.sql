@@ -12,22 +12,32 @@ CREATE UNLOGGED TABLE IF NOT EXISTS ledger.spans_settle (
     target text NOT NULL,
     PRIMARY KEY (xact, target)
 );
+-- Each deferred lineage's earliest changed instant (its states are computed again from there,
+-- install_lineage_states.sql) and whether its spans change too (an auto-renew change leaves them).
+ALTER TABLE ledger.spans_due ADD COLUMN IF NOT EXISTS since timestamptz NOT NULL DEFAULT '-infinity',
+                             ADD COLUMN IF NOT EXISTS spans boolean NOT NULL DEFAULT true;
 REVOKE ALL ON ledger.spans_due, ledger.spans_settle FROM PUBLIC;
 
--- Defers the lineages' spans to the end of the transaction.
-CREATE OR REPLACE FUNCTION ledger.defer_spans(p_target text, p_stores text[], p_lineages text[])
+-- Defers the lineages' spans and states to the end of the transaction: each lineage with the
+-- earliest instant its events changed (p_since) and whether its spans change (p_spans). A
+-- lineage deferred again in the transaction keeps the earlier instant.
+DROP FUNCTION IF EXISTS ledger.defer_spans(text, text[], text[]);
+CREATE OR REPLACE FUNCTION ledger.defer_spans(p_target text, p_stores text[], p_lineages text[],
+                                              p_since timestamptz[], p_spans boolean[])
 RETURNS void
 LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $$
 BEGIN
     IF cardinality(p_stores) = 0 THEN RETURN; END IF;
-    INSERT INTO ledger.spans_due (xact, target, store_code, lineage_id)
-    SELECT pg_current_xact_id(), p_target, t.store_code, t.lineage_id
-      FROM unnest(p_stores, p_lineages) t(store_code, lineage_id)
-    ON CONFLICT DO NOTHING;
+    INSERT INTO ledger.spans_due AS d (xact, target, store_code, lineage_id, since, spans)
+    SELECT pg_current_xact_id(), p_target, t.store_code, t.lineage_id, min(t.since), bool_or(t.spans)
+      FROM unnest(p_stores, p_lineages, p_since, p_spans) t(store_code, lineage_id, since, spans)
+     GROUP BY t.store_code, t.lineage_id
+    ON CONFLICT (xact, target, store_code, lineage_id) DO UPDATE
+       SET since = least(d.since, excluded.since), spans = d.spans OR excluded.spans
+     WHERE excluded.since < d.since OR (excluded.spans AND NOT d.spans);
     -- One marker per transaction and schema: its trigger fires once, at commit.
     INSERT INTO ledger.spans_settle (xact, target) VALUES (pg_current_xact_id(), p_target)
     ON CONFLICT DO NOTHING;
 END
 $$;
-REVOKE ALL ON FUNCTION ledger.defer_spans(text, text[], text[]) FROM PUBLIC;
-
+REVOKE ALL ON FUNCTION ledger.defer_spans(text, text[], text[], timestamptz[], boolean[]) FROM PUBLIC;

@@ -19,6 +19,12 @@
 --     ranges of a replay, is computed once, where it was computed once per round or range
 --     (BENCHMARKS.md, "Spans once per transaction"). Nothing reads the spans between a
 --     command's rounds: they are for the analytics, which read committed data.
+--   * The same deferral keeps <schema>.lineage_states (install_lineage_states.sql), which
+--     ledger.subscriptions_at reads: each lineage is deferred with the earliest instant its
+--     events changed, and settle_spans hands them to <schema>.refresh_states too. An auto-renew
+--     change defers its lineage for the states only. The library's queries read committed
+--     data; SQL that reads ledger.subscriptions_at inside its own writing transaction calls
+--     ledger.settle_spans('ledger') first.
 CREATE OR REPLACE FUNCTION ledger.entitled_spans_step(target text, predicate text)
 RETURNS text
 LANGUAGE sql STABLE AS $step$
@@ -26,32 +32,42 @@ SELECT format($sql$
             DECLARE
                 span_stores   text[];
                 span_lineages text[];
+                span_since    timestamptz[];
+                span_flags    boolean[];
             BEGIN
-            IF subscriptions OR types && ARRAY['PaymentRefunded', 'RefundReversed', 'ExpiryExtended', 'BillingStateChanged'] THEN
-                SELECT coalesce(array_agg(t.store_code), '{}'), coalesce(array_agg(t.lineage_id), '{}')
-                  INTO span_stores, span_lineages
+            IF subscriptions OR types && ARRAY['PaymentRefunded', 'RefundReversed', 'ExpiryExtended', 'BillingStateChanged',
+                                               'AutoRenewCancelled', 'AutoRenewEnabled'] THEN
+                -- Each lineage with the earliest instant the events changed (a payment counts
+                -- from its purchase time; a billing or auto-renew change from its own time) and
+                -- whether its spans change (not for an auto-renew change alone).
+                SELECT coalesce(array_agg(t.store_code), '{}'), coalesce(array_agg(t.lineage_id), '{}'),
+                       coalesce(array_agg(t.since), '{}'), coalesce(array_agg(t.spans), '{}')
+                  INTO span_stores, span_lineages, span_since, span_flags
                   FROM (SELECT e.data->>'storeCode' AS store_code,
-                               coalesce(e.data->>'originalTransactionId', e.data->>'transactionId') AS lineage_id
+                               coalesce(e.data->>'originalTransactionId', e.data->>'transactionId') AS lineage_id,
+                               (e.data->>'purchaseTime')::timestamptz AS since, true AS spans
                           FROM ledger.events e
                          WHERE %2$s
                            AND e.type IN ('PurchaseRecorded', 'RenewalRecorded')
                            AND e.data->>'productType' <> 'CONSUMABLE'
-                        UNION
-                        SELECT p.store_code, p.lineage_id
+                        UNION ALL
+                        SELECT p.store_code, p.lineage_id, p.purchase_time, true
                           FROM ledger.events e
                           JOIN %1$I.payments p ON p.payment_seq = e.data->>'paymentSeq'
                          WHERE %2$s
                            AND e.type IN ('PaymentRefunded', 'RefundReversed', 'ExpiryExtended')
                            AND p.lineage_id IS NOT NULL
-                        UNION
-                        SELECT e.data->>'storeCode', e.data->>'originalTransactionId'
+                        UNION ALL
+                        SELECT e.data->>'storeCode', e.data->>'originalTransactionId', e.occurred_at,
+                               e.type = 'BillingStateChanged'
                           FROM ledger.events e
-                         WHERE %2$s AND e.type = 'BillingStateChanged') t;
+                         WHERE %2$s AND e.type IN ('BillingStateChanged', 'AutoRenewCancelled', 'AutoRenewEnabled')) t;
 
                 %3$s
             END IF;
             END;
-$sql$, target, predicate, format('PERFORM ledger.defer_spans(%L, span_stores, span_lineages);', target))
+$sql$, target, predicate,
+       format('PERFORM ledger.defer_spans(%L, span_stores, span_lineages, span_since, span_flags);', target))
 $step$;
 REVOKE ALL ON FUNCTION ledger.entitled_spans_step(text, text) FROM PUBLIC;
 

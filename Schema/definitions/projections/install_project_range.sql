@@ -11,6 +11,7 @@ DECLARE
     v record;
 BEGIN
     PERFORM ledger.install_entitled_spans(target);
+    PERFORM ledger.install_lineage_states(target);
     FOR v IN VALUES
         ('project_range', 'p_from bigint, p_to bigint', 'bigint, bigint', '', 'e.position BETWEEN p_from AND p_to'),
         -- A batch's own events: other writers' events (applied by their own writers) may have

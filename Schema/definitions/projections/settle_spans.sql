@@ -1,24 +1,31 @@
--- Refreshes the spans the transaction deferred for the schema (ledger.defer_spans), now. The
--- commit does it (settle_spans_at_commit.sql); a caller that reads the spans before its own
--- commit calls it first.
+-- Refreshes the spans and states the transaction deferred for the schema (ledger.defer_spans),
+-- now. The commit does it (settle_spans_at_commit.sql); a caller that reads the spans or
+-- ledger.subscriptions_at before its own commit calls it first.
 CREATE OR REPLACE FUNCTION ledger.settle_spans(p_target text)
 RETURNS void
 LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
     v_stores   text[];
     v_lineages text[];
+    v_since    timestamptz[];
+    v_spans    boolean[];
 BEGIN
     DELETE FROM ledger.spans_settle WHERE xact = pg_current_xact_id() AND target = p_target;
     WITH due AS (
         DELETE FROM ledger.spans_due WHERE xact = pg_current_xact_id() AND target = p_target
-        RETURNING store_code, lineage_id)
-    SELECT coalesce(array_agg(store_code), '{}'), coalesce(array_agg(lineage_id), '{}')
-      INTO v_stores, v_lineages FROM due;
-    -- A schema dropped since (a shadow after its swap) has no spans left to keep.
+        RETURNING store_code, lineage_id, since, spans)
+    SELECT coalesce(array_agg(store_code), '{}'), coalesce(array_agg(lineage_id), '{}'),
+           coalesce(array_agg(since), '{}'), coalesce(array_agg(spans), '{}')
+      INTO v_stores, v_lineages, v_since, v_spans FROM due;
+    -- A schema dropped since (a shadow after its swap) has nothing left to keep.
     IF cardinality(v_stores) > 0 AND to_regprocedure(format('%I.refresh_spans(text[], text[])', p_target)) IS NOT NULL THEN
-        EXECUTE format('SELECT %I.refresh_spans($1, $2)', p_target) USING v_stores, v_lineages;
+        IF true = ANY (v_spans) THEN
+            EXECUTE format('SELECT %I.refresh_spans($1, $2)', p_target)
+              USING ARRAY(SELECT s FROM unnest(v_stores, v_spans) t(s, f) WHERE f),
+                    ARRAY(SELECT l FROM unnest(v_lineages, v_spans) t(l, f) WHERE f);
+        END IF;
+        EXECUTE format('SELECT %I.refresh_states($1, $2, $3)', p_target) USING v_stores, v_lineages, v_since;
     END IF;
 END
 $$;
 REVOKE ALL ON FUNCTION ledger.settle_spans(text) FROM PUBLIC;
-

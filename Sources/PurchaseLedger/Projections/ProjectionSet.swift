@@ -38,6 +38,8 @@ public enum ProjectionSet: String, CaseIterable, Sendable {
                 ProjectionTable(name: "payment_aliases", key: ["alias_seq"]),
                 // Each lineage's entitled spans, for analytics.access.
                 ProjectionTable(name: "entitled_spans", key: ["store_code", "lineage_id", "with_sandbox", "n"]),
+                // Each lineage's state from each change point on, for subscriptions_at.
+                ProjectionTable(name: "lineage_states", key: ["store_code", "lineage_id", "valid_from"]),
             ]
         }
     }
