@@ -44,6 +44,59 @@ struct DeferredSpansTests {
         }
     }
 
+    /// A refund (which locks its payment) and a renewal (which locks its lineage) of one lineage,
+    /// in two transactions, settle one after the other: the second waits at its settle until the
+    /// first commits, then computes the spans and states from what the first committed. Before
+    /// the settle took a lock per lineage, the second failed on the first's rows
+    /// (`entitled_spans_pkey`, SQLSTATE 23505), or kept states computed without the refund.
+    @Test func twoTransactionsChangingOneLineageSettleOneAfterTheOther() async throws {
+        try await TestDatabase.with { db in
+            try db.withConnection { c throws in
+                _ = try c.run(.record(Fixture.subscription("S-1", from: "2026-01-01T00:00:00Z", to: "2026-02-01T00:00:00Z"), kind: .purchase))
+                _ = try c.run(.record(Fixture.subscription("S-2", original: "T-S-1", from: "2026-02-01T00:00:00Z", to: "2026-03-01T00:00:00Z"),
+                                      kind: .renewal))
+            }
+            let refunding = try db.connect()
+            defer { refunding.close() }
+            try refunding.execute("BEGIN")
+            #expect(try refunding.run(.refund(paymentSeq: "S-2", time: Fixture.time("2026-02-10T00:00:00Z"), reason: nil)).status == .recorded)
+            try refunding.execute("SELECT ledger.settle_spans('ledger')")
+
+            // The renewal's transaction, on its own connection, settles while the refund's is open.
+            let conninfo = db.conninfo
+            let renewal = Task.detached { () throws -> SQLState? in
+                let renewing = try Connection.connect(ConnectionConfiguration(conninfo))
+                defer { renewing.close() }
+                try renewing.execute("BEGIN")
+                let outcome = try renewing.run(.record(
+                    Fixture.subscription("S-3", original: "T-S-1", from: "2026-03-01T00:00:00Z", to: "2026-04-01T00:00:00Z"),
+                    kind: .renewal))
+                guard outcome.status == .recorded else { return SQLState("?????") }
+                do {
+                    try renewing.execute("SELECT ledger.settle_spans('ledger')")
+                    try renewing.execute("COMMIT")
+                    return nil
+                } catch let error as PostgresError {
+                    return error.sqlState ?? SQLState("?????")
+                }
+            }
+            // The renewal is waiting for the refund's commit (its settle lock), not done.
+            try await Task.sleep(for: .milliseconds(500))
+            let waiting = try db.withConnection { c throws in
+                try c.count("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted")
+            }
+            #expect(waiting == 1)
+            try refunding.execute("COMMIT")
+            #expect(try await renewal.value == nil)
+
+            try db.withConnection { c throws in
+                #expect(try c.count("SELECT count(*) FROM ledger.payments WHERE lineage_id = 'T-S-1'") == 3)
+                let report = try ProjectionVerifier(connection: c).verify()
+                #expect(report.isEqual, "\(report.differences)")
+            }
+        }
+    }
+
     /// Inside a transaction the spans wait for its commit; `ledger.settle_spans` settles them
     /// earlier for a caller that reads them before committing, and the commit then has nothing left.
     @Test func theSpansWaitForTheCommitOrAnExplicitSettle() async throws {

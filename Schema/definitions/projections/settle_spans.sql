@@ -17,6 +17,20 @@ BEGIN
     SELECT coalesce(array_agg(store_code), '{}'), coalesce(array_agg(lineage_id), '{}'),
            coalesce(array_agg(since), '{}'), coalesce(array_agg(spans), '{}')
       INTO v_stores, v_lineages, v_since, v_spans FROM due;
+    -- Two transactions can change one lineage under different command keys (a refund locks its
+    -- payment, a renewal its lineage, a Google notification its token): each settles it from
+    -- what it sees, and unserialized, the later one failed on the earlier one's rows (a
+    -- duplicate key) or kept states computed without the other's change. So a settle first
+    -- takes a lock per lineage, in one order, on keys no command takes ('settle:…'): a holder
+    -- waits for nothing else until it commits, so no deadlock, and the next settler of the
+    -- lineage waits for that commit and reads it. Only the live schema has concurrent writers;
+    -- a replay (every lineage of the log at once) settles a shadow no one else writes.
+    IF p_target = 'ledger' AND cardinality(v_stores) > 0 THEN
+        PERFORM pg_advisory_xact_lock(k.hash) FROM (
+            SELECT DISTINCT hashtextextended('settle:' || t.store_code || ':' || t.lineage_id, 0) AS hash
+              FROM unnest(v_stores, v_lineages) t(store_code, lineage_id)
+             ORDER BY 1) k;
+    END IF;
     -- A schema dropped since (a shadow after its swap) has nothing left to keep.
     IF cardinality(v_stores) > 0 AND to_regprocedure(format('%I.refresh_spans(text[], text[])', p_target)) IS NOT NULL THEN
         IF true = ANY (v_spans) THEN
