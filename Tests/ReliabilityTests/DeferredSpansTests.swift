@@ -83,7 +83,11 @@ struct DeferredSpansTests {
             // The renewal is waiting for the refund's commit (its settle lock), not done.
             try await Task.sleep(for: .milliseconds(500))
             let waiting = try db.withConnection { c throws in
-                try c.count("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted")
+                try c.count("""
+                    SELECT count(*) FROM pg_locks
+                     WHERE locktype = 'advisory' AND NOT granted
+                       AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+                    """)
             }
             #expect(waiting == 1)
             try refunding.execute("COMMIT")

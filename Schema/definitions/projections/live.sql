@@ -15,10 +15,12 @@ BEGIN
         PERFORM ledger.install_project_range('ledger');
         IF v_fresh THEN
             BEGIN
-                EXECUTE 'SELECT ledger.refresh_states($1, $2, $3)'
-                  USING ARRAY(SELECT store_code FROM ledger.lineages ORDER BY store_code, original_transaction_id),
-                        ARRAY(SELECT original_transaction_id FROM ledger.lineages ORDER BY store_code, original_transaction_id),
-                        ARRAY(SELECT '-infinity'::timestamptz FROM ledger.lineages);
+                -- Every lineage, whole (no lineage: no arrays, no rows).
+                EXECUTE $fill$
+                    SELECT ledger.refresh_states(array_agg(store_code), array_agg(original_transaction_id),
+                                                 array_agg('-infinity'::timestamptz))
+                      FROM ledger.lineages
+                $fill$;
             EXCEPTION WHEN undefined_column OR undefined_function OR undefined_table THEN
                 -- Live tables of an older shape (a database adopted from the first releases)
                 -- cannot give the states; the rebuild that this migration runs next fills them.
