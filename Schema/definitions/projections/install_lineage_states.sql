@@ -27,6 +27,14 @@
 -- (`since`), and this function computes the change points from there on again, leaving the
 -- rows before it. An in-order renewal recomputes one row; a replay computes every lineage
 -- from -infinity, set-based (no lookup per row: a replay loads without secondary indexes).
+--
+-- Computed in one ordered pass over each lineage's timeline (its payments and change points
+-- in time order), with running window aggregates, so the work grows with the lineage's
+-- length, not with its square as a join of every point with every earlier payment did
+-- (BENCHMARKS.md, "Lineage states in one ordered pass"). Only payments refunded or extended at
+-- some time (few) depend on the instant: they are carried along and judged at each point.
+-- The payments are never joined with the points: under a generic plan the row counts of the
+-- CTEs are guesses, and a nested loop between the two would be quadratic again.
 -- `ledger verify` compares the live rows, kept this way, with a replay's.
 CREATE OR REPLACE FUNCTION ledger.install_lineage_states(target text)
 RETURNS void
@@ -67,15 +75,23 @@ BEGIN
                                              grace_expires_at)
             WITH due AS (
                 SELECT * FROM unnest(state_stores, state_lineages, state_since) t(store_code, lineage_id, since)
-            ), points AS (
-                SELECT t.store_code, t.lineage_id, c.at
+            ), lp AS (
+                -- Every payment of each due lineage (the running figures start at its first).
+                SELECT t.store_code, t.lineage_id, t.since, p.purchase_time, p.payment_seq,
+                       p.transaction_id <> p.lineage_id AS renewal, p.expiry_time, p.extended_expiry_time,
+                       p.extended_at, p.refunded_at, p.reversed_refund_at, p.refund_reversed_at,
+                       -- Never refunded nor extended: the same expiry at every instant.
+                       p.refunded_at IS NULL AND p.reversed_refund_at IS NULL AND p.extended_at IS NULL AS plain
                   FROM due t
                   JOIN %1$I.payments p ON p.store_code = t.store_code AND p.lineage_id = t.lineage_id
+            ), points AS (
+                SELECT p.store_code, p.lineage_id, c.at
+                  FROM lp p
                  CROSS JOIN LATERAL (VALUES (p.purchase_time), (p.refunded_at), (p.reversed_refund_at),
                                             (p.refund_reversed_at), (p.extended_at)) c(at)
                  -- A payment changes nothing before its purchase (a refund or an extension
                  -- dated earlier counts from the purchase on, which is a point of its own).
-                 WHERE c.at >= t.since AND c.at >= p.purchase_time
+                 WHERE c.at >= p.since AND c.at >= p.purchase_time
                 UNION
                 SELECT t.store_code, t.lineage_id, b.changed_at
                   FROM due t
@@ -88,25 +104,70 @@ BEGIN
                   JOIN %1$I.auto_renew_changes a
                     ON a.store_code = t.store_code AND a.original_transaction_id = t.lineage_id
                  WHERE a.changed_at >= t.since
+            ), timeline AS (
+                -- Each lineage's payments and change points in time order (a payment before a
+                -- point at its own instant), numbered in that order: pos.
+                SELECT e.*, row_number() OVER w AS pos
+                  FROM (SELECT store_code, lineage_id, purchase_time AS at, false AS point, payment_seq, renewal,
+                               plain, expiry_time, extended_expiry_time, extended_at, refunded_at,
+                               reversed_refund_at, refund_reversed_at
+                          FROM lp
+                        UNION ALL
+                        SELECT store_code, lineage_id, at, true, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+                          FROM points) e
+                WINDOW w AS (PARTITION BY e.store_code, e.lineage_id ORDER BY e.at, e.point, e.payment_seq)
+            ), running AS (
+                -- What the payments so far give at each row, in the same pass. The live payment
+                -- has the greatest expiry (none is greatest, as NULLs first in ORDER BY … DESC),
+                -- then the greatest pos (the latest purchase): among the plain payments a running
+                -- max of [expiry_order, pos]. The others (few) are collected, to be judged at
+                -- each point as they stand then.
+                SELECT t.*,
+                       min(t.at) FILTER (WHERE NOT t.point) OVER w AS first_purchase,
+                       max(t.at) FILTER (WHERE NOT t.point) OVER w AS last_purchase,
+                       max(t.at) FILTER (WHERE NOT t.point AND t.renewal) OVER w AS last_renewal,
+                       max(t.pos) FILTER (WHERE NOT t.point) OVER w AS latest_pos,
+                       max(ARRAY[ledger.expiry_order(t.expiry_time), t.pos]) FILTER (WHERE NOT t.point AND t.plain) OVER w
+                           AS plain_live,
+                       array_agg(t.pos) FILTER (WHERE NOT t.point AND NOT t.plain) OVER w AS o_pos,
+                       array_agg(t.payment_seq) FILTER (WHERE NOT t.point AND NOT t.plain) OVER w AS o_seq,
+                       array_agg(ARRAY[t.expiry_time, t.extended_expiry_time, t.extended_at, t.refunded_at,
+                                       t.reversed_refund_at, t.refund_reversed_at])
+                           FILTER (WHERE NOT t.point AND NOT t.plain) OVER w AS o_times
+                  FROM timeline t
+                WINDOW w AS (PARTITION BY t.store_code, t.lineage_id ORDER BY t.at, t.point, t.payment_seq
+                             ROWS UNBOUNDED PRECEDING)
+            ), read_back AS (
+                -- The latest payment's seq and the plain live one's seq and expiry, read back by pos.
+                SELECT r.*,
+                       nth_value(r.payment_seq, r.latest_pos::int) OVER w AS latest_seq,
+                       nth_value(r.payment_seq, r.plain_live[2]::int) OVER w AS plain_seq,
+                       nth_value(r.expiry_time, r.plain_live[2]::int) OVER w AS plain_expiry
+                  FROM running r
+                WINDOW w AS (PARTITION BY r.store_code, r.lineage_id ORDER BY r.at, r.point, r.payment_seq
+                             ROWS UNBOUNDED PRECEDING)
             ), paid AS (
-                -- The payments made by each change point (none before the lineage's first).
-                SELECT pt.store_code, pt.lineage_id, pt.at,
-                       min(p.purchase_time) AS first_purchase,
-                       max(p.purchase_time) AS last_purchase,
-                       max(p.purchase_time) FILTER (WHERE p.transaction_id <> p.lineage_id) AS last_renewal,
-                       max(x.expiry) FILTER (WHERE x.refunded) AS revoked_until,
-                       (array_agg(p.payment_seq ORDER BY x.expiry DESC, p.purchase_time DESC, p.payment_seq DESC)
-                          FILTER (WHERE NOT x.refunded))[1] AS live_seq,
-                       (array_agg(x.expiry ORDER BY x.expiry DESC, p.purchase_time DESC, p.payment_seq DESC)
-                          FILTER (WHERE NOT x.refunded))[1] AS live_expiry,
-                       (array_agg(p.payment_seq ORDER BY p.purchase_time DESC, p.payment_seq DESC))[1] AS latest_seq
-                  FROM points pt
-                  JOIN %1$I.payments p
-                    ON p.store_code = pt.store_code AND p.lineage_id = pt.lineage_id AND p.purchase_time <= pt.at
+                -- Each change point from the lineage's first payment on, with its live payment: the
+                -- best of the others at that instant when it sorts after the plain one's.
+                SELECT b.store_code, b.lineage_id, b.at, b.first_purchase, b.last_purchase, b.last_renewal,
+                       o.revoked_until, b.latest_seq,
+                       CASE WHEN w.other THEN o.seq ELSE b.plain_seq END AS live_seq,
+                       CASE WHEN w.other THEN o.expiry ELSE b.plain_expiry END AS live_expiry
+                  FROM read_back b
+                  LEFT JOIN LATERAL (
+                       SELECT max(u.expiry) FILTER (WHERE u.refunded) AS revoked_until,
+                              (array_agg(u.pos ORDER BY u.expiry DESC, u.pos DESC) FILTER (WHERE NOT u.refunded))[1] AS pos,
+                              (array_agg(u.seq ORDER BY u.expiry DESC, u.pos DESC) FILTER (WHERE NOT u.refunded))[1] AS seq,
+                              (array_agg(u.expiry ORDER BY u.expiry DESC, u.pos DESC) FILTER (WHERE NOT u.refunded))[1] AS expiry
+                         FROM (SELECT b.o_pos[i] AS pos, b.o_seq[i] AS seq,
+                                      ledger.refunded_at_instant(b.o_times[i][4], b.o_times[i][5], b.o_times[i][6], b.at) AS refunded,
+                                      ledger.expiry_at_instant(b.o_times[i][1], b.o_times[i][2], b.o_times[i][3], b.at) AS expiry
+                                 FROM generate_subscripts(b.o_pos, 1) i) u
+                       ) o ON b.o_pos IS NOT NULL
                  CROSS JOIN LATERAL (
-                       SELECT ledger.refunded_at_instant(p.refunded_at, p.reversed_refund_at, p.refund_reversed_at, pt.at) AS refunded,
-                              ledger.expiry_at_instant(p.expiry_time, p.extended_expiry_time, p.extended_at, pt.at) AS expiry) x
-                 GROUP BY pt.store_code, pt.lineage_id, pt.at
+                       SELECT o.pos IS NOT NULL
+                              AND (b.plain_live IS NULL OR ARRAY[ledger.expiry_order(o.expiry), o.pos] > b.plain_live) AS other) w
+                 WHERE b.point AND b.latest_pos IS NOT NULL
             ), billing AS (
                 SELECT DISTINCT ON (pt.store_code, pt.lineage_id, pt.at)
                        pt.store_code, pt.lineage_id, pt.at, b.state, b.changed_at, b.grace_expires_at

@@ -1,0 +1,8 @@
+-- A payment's expiry as a number that orders as ORDER BY expiry DESC ranks it (none is
+-- greatest: a payment without an expiry outlives every dated one), so that refresh_states can
+-- keep the live payment as a running max(ARRAY[expiry_order(expiry), rank]) in one ordered pass.
+-- Microseconds since the epoch (a payment's times are years 0000 to 9999: field_rules).
+CREATE OR REPLACE FUNCTION ledger.expiry_order(expiry timestamptz)
+RETURNS bigint
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN coalesce((extract(epoch FROM expiry) * 1000000)::bigint, 9223372036854775807);
