@@ -76,9 +76,10 @@ BEGIN
             first_position          bigint NOT NULL,
             PRIMARY KEY (store_code, original_transaction_id)
         );
-        -- A user's lineages with what subscriptions_at returns of them: an index-only scan.
-        CREATE INDEX lineages_user_idx ON %1$I.lineages (user_id, store_code)
-            INCLUDE (original_transaction_id, product_id, product_type);
+        -- A user's lineages with what subscriptions_at returns of them: an index-only scan, in
+        -- the order the library asks for (store, then originalTransactionId), so no sort.
+        CREATE INDEX lineages_user_idx ON %1$I.lineages (user_id, store_code, original_transaction_id)
+            INCLUDE (product_id, product_type);
 
         -- Auto-renew turned off (a cancel), at the cancel's own time.
         CREATE TABLE %1$I.auto_renew_changes (
