@@ -1,3 +1,4 @@
+import Foundation
 import LedgerDemo
 import LedgerTestSupport
 import Postgres
@@ -62,9 +63,10 @@ struct DeferredSpansTests {
             #expect(try refunding.run(.refund(paymentSeq: "S-2", time: Fixture.time("2026-02-10T00:00:00Z"), reason: nil)).status == .recorded)
             try refunding.execute("SELECT ledger.settle_spans('ledger')")
 
-            // The renewal's transaction, on its own connection, settles while the refund's is open.
+            // The renewal's transaction, on its own connection and thread (it blocks in libpq),
+            // settles while the refund's is open.
             let conninfo = db.conninfo
-            let renewal = Task.detached { () throws -> SQLState? in
+            let renewal = Background { () throws -> SQLState? in
                 let renewing = try Connection.connect(ConnectionConfiguration(conninfo))
                 defer { renewing.close() }
                 try renewing.execute("BEGIN")
@@ -80,18 +82,23 @@ struct DeferredSpansTests {
                     return error.sqlState ?? SQLState("?????")
                 }
             }
-            // The renewal is waiting for the refund's commit (its settle lock), not done.
-            try await Task.sleep(for: .milliseconds(500))
-            let waiting = try db.withConnection { c throws in
-                try c.count("""
-                    SELECT count(*) FROM pg_locks
-                     WHERE locktype = 'advisory' AND NOT granted
-                       AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
-                    """)
+            // The renewal is waiting for the refund's commit (its settle lock), not done: read
+            // until its lock shows (or it finished, or a minute passed).
+            var waiting = 0
+            let deadline = Date().addingTimeInterval(60)
+            while waiting == 0, !renewal.isFinished, Date() < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+                waiting = try db.withConnection { c throws in
+                    try c.count("""
+                        SELECT count(*) FROM pg_locks
+                         WHERE locktype = 'advisory' AND NOT granted
+                           AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+                        """)
+                }
             }
             #expect(waiting == 1)
             try refunding.execute("COMMIT")
-            #expect(try await renewal.value == nil)
+            #expect(try await renewal.value() == .some(nil))
 
             try db.withConnection { c throws in
                 #expect(try c.count("SELECT count(*) FROM ledger.payments WHERE lineage_id = 'T-S-1'") == 3)
