@@ -18,6 +18,21 @@ struct PreparedStatementTests {
         }
     }
 
+    @Test func oneTextWithOtherParameterTypesIsPreparedApart() async throws {
+        try await withTestConnection { connection throws in
+            // A text parameter leaves its type to the server (text here); a binary one is sent
+            // as bytea, whose text form is hex. Prepared once for both, the bytes would be read
+            // as text.
+            let text: String = "ab"
+            let bytes: [UInt8] = [0x61, 0x62]
+            #expect(try connection.query("SELECT \(text)::text AS t")[0].decode("t", as: String.self) == "ab")
+            #expect(try connection.query("SELECT \(bytes)::text AS t")[0].decode("t", as: String.self) == "\\x6162")
+            #expect(try connection.query("SELECT \(text)::text AS t")[0].decode("t", as: String.self) == "ab")
+            // The two preparations and the count query.
+            #expect(try preparedCount(connection) == 3)
+        }
+    }
+
     @Test func aForgottenStatementIsPreparedAgain() async throws {
         try await withTestConnection { connection throws in
             #expect(try connection.query("SELECT \(1)::int AS n")[0].decode("n", as: Int.self) == 1)

@@ -19,7 +19,7 @@ public final class Connection: @unchecked Sendable {
     /// Depth of `savepoint(_:)` nesting, for savepoint names.
     var savepointDepth = 0
     /// Server-side prepared statements of this session, by statement text and parameter types.
-    var preparedStatements: [String: String] = [:]
+    var preparedStatements: [PreparationKey: String] = [:]
 
     private init(handle: OpaquePointer) {
         self.handle = handle

@@ -3,6 +3,8 @@ import CLibPQ
 /// A statement checked and laid out for `PQexecParams` / `PQsendQueryParams`: its text as a C string and
 /// every parameter in one contiguous NUL-separated buffer, so the pointers libpq reads stay valid for the call.
 struct BoundStatement {
+    /// The statement's text: with the parameter types, the key of its server-side preparation.
+    private let text: String
     private let command: [CChar]
     private var storage: [UInt8] = []
     private var offsets: [Int?] = []
@@ -16,6 +18,7 @@ struct BoundStatement {
     /// Throws the statement's stored encoding error, or `.encoding` when the text or a text parameter holds U+0000.
     init(_ sql: SQL) throws {
         if let error = sql.encodingError { throw error }
+        text = sql.text
         command = try cString(sql.text, describing: "the SQL text")
         for (index, value) in sql.bindings.enumerated() {
             switch value {
@@ -51,11 +54,9 @@ struct BoundStatement {
         withArguments { PQexecParams(connection, $0, $1, $2, $3, $4, $5, 0) }
     }
 
-    /// The cache key of the statement's server-side preparation: its text and parameter types.
-    var preparationKey: String {
-        String(decoding: command.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            + "\u{1}" + types.map(String.init).joined(separator: ",")
-    }
+    /// The cache key of the statement's server-side preparation: its text and parameter types,
+    /// shared with the statement rather than copied into a new string on every call.
+    var preparationKey: PreparationKey { PreparationKey(text: text, types: types) }
 
     /// `PQprepare` under `name`, with the parameter types of this execution.
     func prepare(_ name: String, on connection: OpaquePointer) -> OpaquePointer? {
@@ -106,6 +107,13 @@ struct BoundStatement {
             }
         }
     }
+}
+
+/// What a connection prepares a statement once for: its text and its parameters' types (a
+/// binary parameter is sent as `bytea`, a text one leaves its type to the server).
+struct PreparationKey: Hashable {
+    let text: String
+    let types: [Oid]
 }
 
 /// The NUL-terminated UTF-8 of `text`; throws `.encoding` rather than letting libpq truncate at a U+0000.
