@@ -103,9 +103,10 @@ BEGIN
         -- interval ends with it). analytics.access reads a window's intervals from it with one
         -- range scan instead of building and sorting them: an index-only scan for
         -- analytics.subscribers, whose columns the window index carries. The rows a window
-        -- keeps lie on nearly every page of the table (a lineage's spans are written as it
-        -- renews), so reading them from the heap read the whole table: 88,589 of its 90,680
-        -- pages for 30 days of the 10M ledger (BENCHMARKS.md).
+        -- keeps can lie on nearly every page of the table (a rebuild writes the spans lineage
+        -- after lineage, the live path as each lineage renews), so reading them from the heap
+        -- read the whole table: 88,589 of its 90,680 pages for 30 days of the quick 10M ledger
+        -- (BENCHMARKS.md). An index-only scan needs the visibility map that vacuum keeps.
         CREATE TABLE %1$I.entitled_spans (
             store_code          text NOT NULL,
             lineage_id          text NOT NULL,
