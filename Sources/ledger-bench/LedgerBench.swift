@@ -43,6 +43,9 @@ struct LedgerBench: AsyncParsableCommand {
     @Flag(help: "Measure only the record figures (library at 1 and --clients callers beside the INSERT baseline), say to compare LEDGER_GROUP_COMMIT_BATCHES settings.")
     var recordOnly = false
 
+    @Option(help: "The seed that draws the users of the query figures. Default: a new one each run, printed, so that a run does not find an earlier run's users in cache; give the printed one to look up the same users again.")
+    var seed: UInt64?
+
     @Flag(help: "Keep the scratch database.")
     var keep = false
 
@@ -118,7 +121,9 @@ struct LedgerBench: AsyncParsableCommand {
 
         step("query latencies for random users")
         let pk = try baselines.primaryKeyLatencies(lookups: 2000)
-        let queries = try paths.queryLatencies(users: users, lookups: 2000, at: DemoGenerator.clock.date)
+        let queries = try paths.queryLatencies(users: (0..<users).map(DemoGenerator.userId), lookups: 2000, at: DemoGenerator.clock.date,
+                                               seed: querySeed())
+        step("query latencies: \(blocksPerUser(queries)) blocks per user read into shared buffers")
         figures += queryFigures(unconsumed: queries.unconsumed, subscriptions: queries.subscriptions, primaryKey: pk)
         step("`ledger rebuild` of every projection and its CTAS baseline")
         var ctas: [Double] = [], rebuilds: [Double] = [], logEvents = 0
@@ -144,22 +149,23 @@ struct LedgerBench: AsyncParsableCommand {
     }
 
     /// The query latencies and the 30-day analytics on an existing ledger: `runs` rounds, each a
-    /// primary-key baseline then the ledger's queries for random demo users of that ledger; the
+    /// primary-key baseline then the ledger's queries for random users of that ledger; the
     /// quantiles are over all rounds' lookups, and each round's ratios are printed as it ends.
     private func queryFigures(conninfo: String) throws -> [Figure] {
         let baselines = Baselines(conninfo: conninfo, pgbench: pgbench)
         let paths = LedgerPaths(conninfo: conninfo)
-        let users = try paths.demoUsers()
+        let users = try paths.ledgerUsers()
+        let seed = querySeed()
         var pk: [Double] = [], unconsumed: [Double] = [], subscriptions: [Double] = []
         for r in 0..<max(1, runs) {
-            step("round \(r + 1): primary-key baseline and queries for random users of \(users)")
+            step("round \(r + 1): primary-key baseline and queries for random users of \(users.count)")
             let base = try baselines.primaryKeyLatencies(lookups: 2000)
-            let q = try paths.queryLatencies(users: users, lookups: 2000, at: DemoGenerator.clock.date, seed: UInt64(7 + r))
+            let q = try paths.queryLatencies(users: users, lookups: 2000, at: DemoGenerator.clock.date, seed: seed &+ UInt64(r))
             let ratios = [(q.unconsumed, "unconsumed"), (q.subscriptions, "subscriptions")].map { values, label in
                 String(format: "%@ p50 %.2f× p99 %.2f×", label, Measure.quantile(values, 0.5) / Measure.quantile(base, 0.5),
                        Measure.quantile(values, 0.99) / Measure.quantile(base, 0.99))
             }
-            step("round \(r + 1): " + ratios.joined(separator: ", "))
+            step("round \(r + 1): " + ratios.joined(separator: ", ") + "; \(blocksPerUser(q)) blocks per user read into shared buffers")
             pk += base
             unconsumed += q.unconsumed
             subscriptions += q.subscriptions
@@ -275,6 +281,19 @@ struct LedgerBench: AsyncParsableCommand {
     private func ledgerBinary() -> String {
         let me = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         return URL(fileURLWithPath: me).deletingLastPathComponent().appendingPathComponent("ledger").path
+    }
+
+    /// The seed of the query figures' users: `--seed`, or a new one, printed either way.
+    private func querySeed() -> UInt64 {
+        let seed = self.seed ?? UInt64.random(in: 1...999_999)
+        step("query users drawn with --seed \(seed)")
+        return seed
+    }
+
+    /// Blocks read into shared buffers during a round of lookups, per user looked up (each user
+    /// is one `unconsumed` and one `subscriptions --at`).
+    private func blocksPerUser(_ q: QueryLatencies) -> String {
+        String(format: "%.2f", Double(q.blocksRead) / Double(max(q.subscriptions.count, 1)))
     }
 
     private func step(_ text: String) {

@@ -113,29 +113,52 @@ struct LedgerPaths {
                 try Measure.time { _ = try SubscribersRow.fetchAll(connection, query) })
     }
 
-    /// Latencies in milliseconds of `unconsumed` and `subscriptions --at` for random users.
-    func queryLatencies(users: Int, lookups: Int, at: Date, seed: UInt64 = 7) throws -> (unconsumed: [Double], subscriptions: [Double]) {
+    /// Latencies in milliseconds of `unconsumed` and `subscriptions --at` for users drawn at
+    /// random from `users`, and how many blocks the database read into shared buffers meanwhile.
+    func queryLatencies(users: [String], lookups: Int, at: Date, seed: UInt64) throws -> QueryLatencies {
+        guard !users.isEmpty else { throw BenchError("the ledger has no users to look up") }
         let connection = try Connection.connect(ConnectionConfiguration(conninfo))
         defer { connection.close() }
         var random = SplitMix64(seed: seed)
-        var unconsumed: [Double] = [], subscriptions: [Double] = []
+        var latencies = QueryLatencies()
+        let blocksBefore = try blocksRead(connection)
         for _ in 0..<lookups {
-            let user = DemoGenerator.userId(Int(random.next() % UInt64(max(users, 1))))
-            unconsumed.append(try Measure.time { _ = try UnconsumedPayment.fetchAll(connection, userId: user) } * 1000)
-            subscriptions.append(try Measure.time { _ = try Subscription.fetchAll(connection, userId: user, at: at) } * 1000)
+            let user = users[Int(random.next() % UInt64(users.count))]
+            latencies.unconsumed.append(try Measure.time { _ = try UnconsumedPayment.fetchAll(connection, userId: user) } * 1000)
+            latencies.subscriptions.append(try Measure.time { _ = try Subscription.fetchAll(connection, userId: user, at: at) } * 1000)
         }
-        return (unconsumed, subscriptions)
+        latencies.blocksRead = try blocksRead(connection) - blocksBefore
+        return latencies
+    }
+
+    /// Blocks the database has read from outside shared buffers (the kernel's page cache or the
+    /// disk), by every backend, this connection's own counts flushed first: what a lookup costs
+    /// when the ledger's indexes and tables do not fit in shared buffers.
+    private func blocksRead(_ connection: Connection) throws -> Int {
+        _ = try connection.query("SELECT pg_stat_force_next_flush()")
+        return try connection.query("SELECT blks_read FROM pg_stat_database WHERE datname = current_database()")[0]
+            .decode("blks_read", as: Int.self)
     }
 }
 
+/// One round of lookups: each query's latencies in milliseconds, and the blocks the database
+/// read into shared buffers during the round (every backend's, autovacuum's included).
+struct QueryLatencies {
+    var unconsumed: [Double] = []
+    var subscriptions: [Double] = []
+    var blocksRead = 0
+}
+
 extension LedgerPaths {
-    /// How many demo users an existing ledger holds: the demo numbers them from 0, so this is
-    /// the count of distinct users of its payments.
-    func demoUsers() throws -> Int {
+    /// The users of an existing ledger's payments, the benchmark's own (`bench-N`) left out, in
+    /// one order: the users its query figures draw from. Read from the ledger rather than
+    /// assumed to be the demo's `user-0` … `user-N`, so that the lookups spread over the whole
+    /// ledger whatever wrote it (a ledger of copied demo users spreads over every copy).
+    func ledgerUsers() throws -> [String] {
         let connection = try Connection.connect(ConnectionConfiguration(conninfo))
         defer { connection.close() }
-        return try connection.query("SELECT count(DISTINCT user_id)::bigint AS n FROM ledger.payments WHERE user_id LIKE 'user-%'")[0]
-            .decode("n", as: Int.self)
+        return try connection.query("SELECT DISTINCT user_id FROM ledger.payments WHERE user_id NOT LIKE 'bench-%' ORDER BY user_id")
+            .map { try $0.decode("user_id", as: String.self) }
     }
 
     /// How many events the ledger's log holds: the size a report's query figures were measured at.
