@@ -79,6 +79,24 @@ pg_private_status() {
     pg_run "$PG_BIN/pg_ctl" -D "$PG_DATA" status
 }
 
+# shared_buffers for the private cluster: $LEDGER_PG_SHARED_BUFFERS, else a quarter of the
+# machine's memory (PostgreSQL's own starting advice), between 128MB and 8GB. Given at every
+# start, so a cluster made by an older checkout gets it too. The ledger's lookups stay within
+# their targets only while the indexes and tables they read are in shared buffers: about 75 MB
+# per million events (BENCHMARKS.md, "The queries at 10M and the cache").
+pg_shared_buffers() {
+    if [ -n "${LEDGER_PG_SHARED_BUFFERS:-}" ]; then
+        echo "$LEDGER_PG_SHARED_BUFFERS"
+        return
+    fi
+    local kb mb
+    kb=$(awk '/^MemTotal:/ { print $2 }' /proc/meminfo 2>/dev/null || true)
+    mb=$(( ${kb:-524288} / 4096 ))
+    [ "$mb" -lt 128 ] && mb=128
+    [ "$mb" -gt 8192 ] && mb=8192
+    echo "${mb}MB"
+}
+
 pg_private_start() {
     ensure_packages
     local sock
@@ -96,14 +114,16 @@ unix_socket_directories = '$sock'
 port = $PG_PORT
 max_connections = 300
 max_locks_per_transaction = 256
-shared_buffers = 512MB
 max_wal_size = 4GB
 log_min_messages = warning
 CONF
     fi
     if ! pg_run "$PG_BIN/pg_ctl" -D "$PG_DATA" status >/dev/null 2>&1; then
-        echo "== starting the private PostgreSQL cluster (socket in $sock)" >&2
-        pg_run "$PG_BIN/pg_ctl" -D "$PG_DATA" -l "$PG_LOG" -w -t 120 -o "-k $sock -p $PG_PORT" start >/dev/null
+        local buffers
+        buffers=$(pg_shared_buffers)
+        echo "== starting the private PostgreSQL cluster (socket in $sock, shared_buffers $buffers)" >&2
+        pg_run "$PG_BIN/pg_ctl" -D "$PG_DATA" -l "$PG_LOG" -w -t 120 \
+            -o "-k $sock -p $PG_PORT -c shared_buffers=$buffers" start >/dev/null
     fi
     if ! psql "host=$sock port=$PG_PORT user=ledger dbname=postgres" -Atqc "SELECT 1 FROM pg_database WHERE datname = 'ledger'" | grep -q 1; then
         psql "host=$sock port=$PG_PORT user=ledger dbname=postgres" -qc "CREATE DATABASE ledger" >/dev/null
