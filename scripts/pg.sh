@@ -82,7 +82,7 @@ pg_private_status() {
 # shared_buffers for the private cluster: $LEDGER_PG_SHARED_BUFFERS, else a quarter of the
 # machine's memory (PostgreSQL's own starting advice), between 128MB and 8GB. Given at every
 # start, so a cluster made by an older checkout gets it too. The ledger's lookups stay within
-# their targets only while the indexes and tables they read are in shared buffers: about 75 MB
+# their targets only while the indexes and tables they read are in shared buffers: about 100 MB
 # per million events (BENCHMARKS.md, "The queries at 10M and the cache").
 pg_shared_buffers() {
     if [ -n "${LEDGER_PG_SHARED_BUFFERS:-}" ]; then
