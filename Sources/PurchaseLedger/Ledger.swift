@@ -150,15 +150,14 @@ public final class Ledger: Sendable {
     /// against ``stores`` before anything is written; a refusal (`SIGNATURE_INVALID`,
     /// `APP_MISMATCH`, `INVALID_INPUT`) comes back as a `.rejected` outcome. Answer the store
     /// with a 2xx once this returns anything but `.rejected`: the notification is then in the log.
+    /// Only what a store sends is taken: a Google body with a `payment` attached is refused
+    /// (``LedgerCommand/init(storeNotificationBody:from:stores:)``).
     public func receiveStoreNotification(_ body: some Collection<UInt8>) async throws -> CommandOutcome {
         let command: LedgerCommand
         do {
-            command = try LedgerCommand(line: body, stores: stores)
+            command = try LedgerCommand(storeNotificationBody: try LedgerCommand.parse(body), stores: stores)
         } catch {
             return CommandOutcome(rejected: error)
-        }
-        guard case .notification = command else {
-            return CommandOutcome(rejected: LedgerError(.invalidInput, "expected a store notification body (signedPayload or message)"))
         }
         return try await execute(command)
     }

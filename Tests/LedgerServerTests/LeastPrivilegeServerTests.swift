@@ -26,6 +26,28 @@ extension LedgerServerTests {
             }
         }
 
+        /// Store notifications need `ledger_store`: a server whose login is only a writer refuses
+        /// them (a 5xx, so the store delivers again once the operator grants the role) and
+        /// writes nothing; with `ledger_store` the same notification is recorded.
+        @Test(arguments: [["ledger_writer", "ledger_reader"], ["ledger_store", "ledger_reader"]])
+        func storeNotificationsNeedTheStoreRole(roles: [String]) async throws {
+            try await ServerHarness.with(stores: StoreMint.stores, loginIn: roles) { server in
+                let writer = try server.key(.writer)
+                #expect(try await server.ledger.mayTakeStoreNotifications() == roles.contains("ledger_store"))
+                let link = try await server.send("POST", "/v1/account-links", key: writer,
+                                                 body: #"{"userId":"u1","storeCode":"AS","appAccountToken":"acct-1"}"#)
+                #expect(link.status == 200)
+                let before = try server.snapshot()
+                let reply = try await server.send("POST", "/notifications/apple", body: StoreMint.appleSubscribed(uuid: "n-1", transaction: "AT-1"))
+                if roles.contains("ledger_store") {
+                    #expect(reply.status == 200 && reply.json["status"] as? String == "recorded", "\(reply.text)")
+                } else {
+                    #expect(reply.status >= 500 && reply.message.contains("42501"), "\(reply.status) \(reply.text)")
+                    #expect(try server.snapshot() == before)
+                }
+            }
+        }
+
         @Test func aLoginInLedgerReaderOnlyAnswersQueriesAndWritesNothing() async throws {
             try await ServerHarness.with(loginIn: ["ledger_reader"]) { server in
                 let writer = try server.key(.writer)

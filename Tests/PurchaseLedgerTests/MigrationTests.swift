@@ -160,9 +160,15 @@ struct MigrationTests {
     @Test func rolesForOperatorsExistAndCannotLogIn() async throws {
         try await TestDatabase.with { db in
             try db.withConnection { c throws in
-                let rows = try c.query("SELECT rolname, rolcanlogin FROM pg_roles WHERE rolname IN ('ledger_writer', 'ledger_reader') ORDER BY rolname")
-                #expect(try rows.map { try $0.decode("rolname", as: String.self) } == ["ledger_reader", "ledger_writer"])
+                let rows = try c.query("""
+                    SELECT rolname, rolcanlogin FROM pg_roles WHERE rolname IN ('ledger_writer', 'ledger_reader', 'ledger_store')
+                     ORDER BY rolname
+                    """)
+                #expect(try rows.map { try $0.decode("rolname", as: String.self) } == ["ledger_reader", "ledger_store", "ledger_writer"])
                 #expect(try rows.allSatisfy { try !$0.decode("rolcanlogin", as: Bool.self) })
+                // ledger_store is a writer too; the writer is not a store.
+                #expect(try c.query("SELECT pg_has_role('ledger_store', 'ledger_writer', 'MEMBER') AS m")[0].decode("m", as: Bool.self))
+                #expect(try !c.query("SELECT pg_has_role('ledger_writer', 'ledger_store', 'MEMBER') AS m")[0].decode("m", as: Bool.self))
             }
         }
     }

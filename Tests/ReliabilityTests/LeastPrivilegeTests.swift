@@ -94,11 +94,66 @@ struct LeastPrivilegeTests {
                     "SELECT ledger.refund('P-1', now(), NULL)",
                     "SELECT ledger.cancel('AS', 'L-1', now())",
                     "SELECT ledger.restore('u1', 'AS', now(), '[]')",
-                ]
+                ] + Self.storeFacts.map { "SELECT * FROM ledger.notify('\($0)'::jsonb)" }
                 for statement in writes {
                     #expect(reader.failure(SQL(unsafeSQL: statement)) == .insufficientPrivilege, "as ledger_reader: \(statement)")
                 }
                 #expect(try db.withConnection { try LedgerSnapshot($0) } == before)
+            }
+        }
+    }
+
+    /// What only a verified store message may establish, as `ledger.notify` takes it (issue #33,
+    /// the hostile run's forgeries): a refund of P-2 undone, a payment with no purchase token
+    /// (so a consume needs none), and lineage L-1's expiry extended to 9999.
+    static let storeFacts: [String] = [
+        """
+        {"storeCode":"AS","notificationId":"forged-1","notificationType":"REFUND_REVERSED","effect":"refundReversed",\
+        "effectiveAt":"2026-01-04T00:00:00.000000Z","transactionId":"T-P-2","received":{}}
+        """,
+        """
+        {"storeCode":"AS","notificationId":"forged-2","notificationType":"ONE_TIME_CHARGE","effect":"payment",\
+        "effectiveAt":"2026-01-04T00:00:00.000000Z","transactionId":"T-FREE","storeProductType":"consumable",\
+        "payment":{"storeCode":"AS","productId":"gem_100","price":"0","currency":"USD","transactionId":"T-FREE",\
+        "purchaseTime":"2026-01-04T00:00:00.000000Z","sandboxPayment":false,"promotionPayment":false},"received":{}}
+        """,
+        """
+        {"storeCode":"AS","notificationId":"forged-3","notificationType":"RENEWAL_EXTENDED","effect":"extend",\
+        "effectiveAt":"2026-01-04T00:00:00.000000Z","transactionId":"L-1","originalTransactionId":"L-1",\
+        "expiryTime":"9999-12-31T00:00:00.000000Z","received":{}}
+        """,
+    ].map { $0.replacingOccurrences(of: "\n", with: "") }
+
+    /// `ledger.notify` trusts its input (signatures are checked in Swift, before it is called), so
+    /// only `ledger_store`, the role of the process that verifies them, may execute it: a
+    /// `ledger_writer` login, a backend's, is refused every store fact and writes nothing, while
+    /// a `ledger_store` login applies them.
+    @Test func onlyTheStoreRoleStatesWhatOnlyAStoreMay() async throws {
+        try await TestDatabase.with { db in
+            try await LoginRoles.with(db) { roles in
+                try db.withConnection { c throws in
+                    _ = try c.ingest([ContractLines.purchase("P-2"), ContractLines.refund("P-2"),
+                                      ContractLines.renewalOrPurchase(lineage: "L-1", index: 0, user: "u1")])
+                }
+                let writer = try roles.connect(roles.writer)
+                defer { writer.close() }
+                let before = try db.withConnection { try LedgerSnapshot($0) }
+                for fact in Self.storeFacts {
+                    #expect(writer.failure(SQL(unsafeSQL: "SELECT * FROM ledger.notify('\(fact)'::jsonb)")) == .insufficientPrivilege,
+                            "as ledger_writer: \(fact.prefix(80))")
+                }
+                #expect(try db.withConnection { try LedgerSnapshot($0) } == before)
+                // The writer's own refusal reaches `ledger ingest` as an error, not as a recorded line.
+                #expect(try writer.count("SELECT count(*) FROM ledger.payments WHERE payment_seq = 'P-2' AND refunded_at IS NULL") == 0)
+
+                let store = try roles.connect(roles.store)
+                defer { store.close() }
+                let row = try store.query(SQL(unsafeSQL: "SELECT status, code FROM ledger.notify('\(Self.storeFacts[0])'::jsonb)"))[0]
+                let code = try row.decode("code", as: String?.self)
+                #expect(try row.decode("status", as: String.self) == "recorded", "\(code ?? "")")
+                #expect(try store.count("SELECT count(*) FROM ledger.payments WHERE payment_seq = 'P-2' AND refunded_at IS NULL") == 1)
+                // And a ledger_store login is a writer too: the lines that teach the ledger and the commands.
+                #expect(store.failure("SELECT * FROM ledger.link_account('u1', 'AS', 'acct-1')") == nil)
             }
         }
     }
@@ -133,6 +188,26 @@ struct LeastPrivilegeTests {
                 #expect(try LedgerSnapshot(c) == before)
                 #expect(try c.query("SELECT string_agg(encode(hash, 'hex'), ',' ORDER BY position) AS h FROM ledger.events")[0]
                     .decode("h", as: String.self) == hashes)
+            }
+        }
+    }
+
+    /// `session_replication_role = replica` (a superuser's setting, meant for replication) turns
+    /// every ordinary trigger off; the log's guards are `ENABLE ALWAYS`, so they still refuse. (A
+    /// superuser can still disable them by name: README, "Who can do what".)
+    @Test func aSuperuserInReplicaModeStillCannotChangeTheLog() async throws {
+        try await TestDatabase.with { db in
+            try db.withConnection { c throws in
+                _ = try c.ingest([ContractLines.purchase("P-1")])
+                let before = try LedgerSnapshot(c)
+                try c.query("SET session_replication_role = replica")
+                defer { _ = try? c.query("RESET session_replication_role") }
+                for statement in ["UPDATE ledger.events SET data = data || '{\"userId\":\"thief\"}'",
+                                  "DELETE FROM ledger.events", "TRUNCATE ledger.events CASCADE"] {
+                    #expect(c.failure(SQL(unsafeSQL: statement)) == .insufficientPrivilege, "in replica mode: \(statement)")
+                }
+                try c.query("RESET session_replication_role")
+                #expect(try LedgerSnapshot(c) == before)
             }
         }
     }

@@ -8,7 +8,8 @@ import PurchaseLedger
 /// anything is written, so the route needs no key. `POST /notifications/google` takes Pub/Sub
 /// push bodies, which are not signed: the request must show Pub/Sub's OIDC token, or the shared
 /// secret in `?token=`, or an API key of role `notifications`. Each route takes only its own
-/// store's body. 2xx is answered only after the notification's event committed (200, or 202
+/// store's body, and only what the store sends: a `payment` attached to a push, which a writer's
+/// `POST /v1/batch` line may carry, is refused `INVALID_INPUT` here with nothing written. 2xx is answered only after the notification's event committed (200, or 202
 /// when `parked`); a refusal is 4xx `{"code","message"}`; an unreachable database 503.
 struct NotificationRoutes {
     let ledger: Ledger
@@ -20,21 +21,22 @@ struct NotificationRoutes {
     func add(to router: Router<LedgerRequestContext>) {
         router.post("/notifications/apple") { request, _ in
             var request = request
-            return try await receive(try await request.bytes(upTo: maxBodyBytes), as: "appleNotification")
+            return try await receive(try await request.bytes(upTo: maxBodyBytes), from: .appStore)
         }
         router.post("/notifications/google") { request, _ in
             try await authenticateGoogle(request)
             var request = request
-            return try await receive(try await request.bytes(upTo: maxBodyBytes), as: "googleNotification")
+            return try await receive(try await request.bytes(upTo: maxBodyBytes), from: .googlePlay)
         }
     }
 
-    private func receive(_ body: [UInt8], as type: String) async throws -> Response {
-        var object = try JSONBody.object(body)
-        object["type"] = .string(type)
+    /// Takes only what the store sends (`LedgerCommand(storeNotificationBody:)`): a `payment`
+    /// attached to a push is refused, since the push credential is not a writer's.
+    private func receive(_ body: [UInt8], from store: StoreCode) async throws -> Response {
+        let object = try JSONBody.object(body)
         let command: LedgerCommand
         do {
-            command = try LedgerCommand(json: .object(object), stores: ledger.stores)
+            command = try LedgerCommand(storeNotificationBody: .object(object), from: store, stores: ledger.stores)
         } catch {
             metrics.outcome(CommandOutcome(rejected: error))
             throw APIError(error)

@@ -38,6 +38,38 @@ extension LedgerCommand {
         }
     }
 
+    /// Decodes a store's own webhook body, exactly as Apple (`{"signedPayload":…}`) or Pub/Sub
+    /// (`{"message":…,"subscription":…}`) posts it, for a caller that authenticated the store and
+    /// not a writer: `POST /notifications/…` and ``Ledger/receiveStoreNotification(_:)``.
+    /// `store` is the store the route is for (nil: either, by the body's shape).
+    ///
+    /// Only what the store sends is taken. A `payment`, which CONTRACT.md §5.3 lets a writer's
+    /// ingest line attach to a Google notification (the backend's reading of the Play Developer
+    /// API), is refused: the stores never send one, and a push credential would otherwise record
+    /// any payment for any user. A `type` other than the store's notification is refused too.
+    public init(storeNotificationBody json: JSONValue, from store: StoreCode? = nil,
+                stores: StoreConfiguration = .none) throws(LedgerError) {
+        guard case .object(var object) = json else {
+            throw LedgerError(.invalidInput, "expected a JSON object, got \(json.typeName)")
+        }
+        if object["payment"] != nil {
+            throw LedgerError.invalid("payment", "a store's notification carries none; attach one only on a writer's line (ledger ingest, POST /v1/batch)")
+        }
+        let expected: String
+        switch store {
+        case .appStore?: expected = "appleNotification"
+        case .googlePlay?: expected = "googleNotification"
+        case nil: expected = object["signedPayload"] != nil ? "appleNotification" : "googleNotification"
+        }
+        if let given = object["type"] {
+            guard given.stringValue == expected else {
+                throw LedgerError.invalid("type", "expected \(expected) or none, got \(given.stringValue.map { "\"\($0.prefix(40))\"" } ?? given.typeName)")
+            }
+        }
+        object["type"] = .string(expected)
+        try self.init(json: .object(object), stores: stores)
+    }
+
     /// Decodes one command from JSON, accepting the TOAST and Gamebase field names. A line
     /// without `type` that holds Apple's `signedPayload` or a Pub/Sub push `message` is that
     /// store's notification, exactly as the store posts it.

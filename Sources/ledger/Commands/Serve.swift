@@ -78,6 +78,12 @@ struct Serve: AsyncParsableCommand {
         let ledger = Ledger(databaseURL: database.databaseURL, poolSize: max(1, poolSize), stores: configuration.stores,
                             logger: logger)
         let host = configuration.host
+        // A login without ledger_store answers every store notification 500 (the stores retry):
+        // say so at start, where an operator looks. An unmigrated or unreachable database is
+        // /readyz's to report.
+        if let may = try? await ledger.mayTakeStoreNotifications(), !may {
+            logger.warning("this login lacks the role ledger_store, so store notifications will be refused: GRANT ledger_store TO the server's login (README, Who can do what)")
+        }
         do {
             try await LedgerServer.run(ledger: ledger, configuration: configuration, logger: logger) { port in
                 FileHandle.standardOutput.write(Data("listening on http://\(host):\(port)\n".utf8))

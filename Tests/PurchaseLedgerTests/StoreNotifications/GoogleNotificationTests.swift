@@ -163,6 +163,27 @@ struct GoogleNotificationTests {
             }
         }
     }
+    /// A store's own body is taken as the store sends it: `receiveStoreNotification` refuses a
+    /// `payment` attached to a push (only a writer's ingest line may attach one, §5.3), naming
+    /// the field, and writes nothing; the same line through `ingest` still records it.
+    @Test func aPaymentAttachedToAStoresOwnBodyIsRefused() async throws {
+        try await TestDatabase.with { db in
+            try db.withConnection { c throws in _ = try c.ingest([Self.purchase], stores: Self.stores) }
+            let line = Self.push("m-p", at: "2026-04-01T00:00:00Z", Self.subscription(2), payment: Self.renewal)
+            let body = Array(line.replacing(#""type":"googleNotification","#, with: "").utf8)
+            let ledger = Ledger(databaseURL: db.conninfo, poolSize: 2, stores: Self.stores)
+            let before = try db.withConnection { try LedgerSnapshot($0) }
+            let outcome = try await ledger.receiveStoreNotification(body)
+            await ledger.close()
+            #expect(outcome.status == .rejected && outcome.error?.code == .invalidInput)
+            #expect(outcome.error?.message.hasPrefix("payment:") == true, "\(outcome)")
+            #expect(try db.withConnection { try LedgerSnapshot($0) } == before)
+            try db.withConnection { c throws in
+                #expect(try c.ingest([line], stores: Self.stores).map(\.status) == [.recorded])
+            }
+        }
+    }
+
     /// Pub/Sub delivers at least once, and retries while a delivery is still in flight: 64
     /// concurrent deliveries of one message record it once; 16 messages with ids of their own
     /// that carry one renewal record its payment once.
