@@ -32,7 +32,9 @@ struct LedgerCLI: AsyncParsableCommand {
         } catch let exit as ExitCode {
             Foundation.exit(exit.rawValue)
         } catch let error as PostgresError {
-            Terminal.fail("ledger: \(error)")
+            // A notification line from a login without ledger_store (README, "Who can do what").
+            let storeRole = error.sqlState == .insufficientPrivilege && error.message.contains("function notify")
+            Terminal.fail("ledger: \(error)" + (storeRole ? "; store notifications need a login granted ledger_store" : ""))
         } catch let error as MigrationError {
             Terminal.fail("ledger: \(error)")
         } catch let error as InputError {

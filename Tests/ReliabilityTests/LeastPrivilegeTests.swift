@@ -158,6 +158,26 @@ struct LeastPrivilegeTests {
         }
     }
 
+    /// `ledger ingest` of a notification line as a writer login exits 2, saying which role it
+    /// lacks, and writes nothing; as a `ledger_store` login the same line is recorded.
+    @Test func ingestingANotificationNeedsTheStoreRole() async throws {
+        let notification = #"{"version":"1.0","packageName":"com.example.game","eventTimeMillis":"1767225600000","testNotification":{"version":"1.0"}}"#
+        let line = #"{"type":"googleNotification","message":{"data":"\#(Data(notification.utf8).base64EncodedString())","messageId":"m-1"},"subscription":"s"}"#
+        try await TestDatabase.with { db in
+            try await LoginRoles.with(db) { roles in
+                let before = try db.withConnection { try LedgerSnapshot($0) }
+                let asWriter = try LedgerProcess.run(["ingest", "--google-package-names", "com.example.game",
+                                                      "--database-url", roles.conninfo(roles.writer)], input: line + "\n")
+                #expect(asWriter.status == 2 && asWriter.stdout.isEmpty, "\(asWriter.stdout)")
+                #expect(asWriter.stderr.contains("ledger_store"), "\(asWriter.stderr)")
+                #expect(try db.withConnection { try LedgerSnapshot($0) } == before)
+                let asStore = try LedgerProcess.run(["ingest", "--google-package-names", "com.example.game",
+                                                     "--database-url", roles.conninfo(roles.store)], input: line + "\n")
+                #expect(asStore.status == 0 && asStore.stdout.contains(#""status":"ignored""#), "\(asStore.stdout) \(asStore.stderr)")
+            }
+        }
+    }
+
     @Test func evenTheOwnerCannotUpdateDeleteOrTruncateTheLog() async throws {
         try await TestDatabase.with { db in
             try db.withConnection { c throws in
