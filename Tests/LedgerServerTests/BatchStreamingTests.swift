@@ -93,7 +93,7 @@ extension LedgerServerTests {
 
         /// A body over the limit: 413 before anything runs when `Content-Length` says so; sent
         /// chunked, the lines within the limit are applied and answered, then an error line, and
-        /// nothing past the limit is applied.
+        /// nothing past the limit is applied (whether the lines come one by one or at once).
         @Test func aBodyOverTheLimitIs413OrEndsWithAnErrorLine() async throws {
             try await ServerHarness.with({ $0.maxBatchBytes = 2048 }) { server in
                 let key = try server.key(.writer)
@@ -105,22 +105,30 @@ extension LedgerServerTests {
                 #expect(refused.status == 413 && refused.json["code"] as? String == "PAYLOAD_TOO_LARGE")
                 #expect(try server.snapshot() == before)
 
-                let chunked = try RawConnection.open(port: server.port)
-                _ = await chunked.send(Self.head(key))
-                for line in lines.split(separator: "\n") {
-                    let bytes = line.utf8.count + 1
-                    guard await chunked.send(String(bytes, radix: 16) + "\r\n" + line + "\n\r\n") else { break }
-                    try await Task.sleep(for: .milliseconds(20))
+                for (round, oneByOne) in [(0, true), (1, false)] {
+                    let lines = (1...12).map { Self.purchase(round * 100 + $0) + "\n" }.joined()
+                    let fit = 2048 / (Self.purchase(round * 100 + 1).utf8.count + 1)
+                    let before = try Self.count(server, "SELECT count(*) FROM ledger.payments")
+                    let chunked = try RawConnection.open(port: server.port)
+                    _ = await chunked.send(Self.head(key))
+                    if oneByOne {
+                        for line in lines.split(separator: "\n") {
+                            let bytes = line.utf8.count + 1
+                            guard await chunked.send(String(bytes, radix: 16) + "\r\n" + line + "\n\r\n") else { break }
+                            try await Task.sleep(for: .milliseconds(20))
+                        }
+                    } else {
+                        _ = await chunked.send(String(lines.utf8.count, radix: 16) + "\r\n" + lines + "\r\n")
+                    }
+                    _ = await chunked.send("0\r\n\r\n")
+                    let answer = try await chunked.response()
+                    #expect(answer.status == 200)
+                    let results = answer.lines
+                    #expect(results.count == fit + 1, "\(results)")
+                    #expect(results.dropLast().allSatisfy { $0.contains(#""status":"recorded""#) })
+                    #expect(results.last?.hasPrefix(#"{"error":{"code":"PAYLOAD_TOO_LARGE""#) == true, "\(results.last ?? "")")
+                    #expect(try Self.count(server, "SELECT count(*) FROM ledger.payments") - before == fit)
                 }
-                _ = await chunked.send("0\r\n\r\n")
-                let answer = try await chunked.response()
-                #expect(answer.status == 200)
-                let results = answer.lines
-                let fit = 2048 / (Self.purchase(1).utf8.count + 1)
-                #expect(results.count == fit + 1, "\(results)")
-                #expect(results.dropLast().allSatisfy { $0.contains(#""status":"recorded""#) })
-                #expect(results.last?.hasPrefix(#"{"error":{"code":"PAYLOAD_TOO_LARGE""#) == true, "\(results.last ?? "")")
-                #expect(try Self.count(server, "SELECT count(*) FROM ledger.payments") == fit)
             }
         }
 

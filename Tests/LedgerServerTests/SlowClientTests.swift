@@ -22,10 +22,10 @@ extension LedgerServerTests {
                 let before = try server.database.withConnection { try $0.count(events) }
                 let head = "POST /notifications/apple HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"
                 let bodies = try (0..<260).map { _ in try RawConnection.open(port: server.port) }
-                for connection in bodies { connection.sendAll(head) }
                 let slowHead = try RawConnection.open(port: server.port)
-                slowHead.sendAll("POST /notifications/apple HTTP/1.1\r\nHost: localhost\r\n")
                 let start = Date()
+                for connection in bodies { connection.sendAll(head) }
+                slowHead.sendAll("POST /notifications/apple HTTP/1.1\r\nHost: localhost\r\n")
                 let trickling = Atomic<Bool>(true)
                 let trickle = Task {
                     await RawConnection.blocking {

@@ -89,8 +89,9 @@ final class BodyPipe: @unchecked Sendable {
         return chunk
     }
 
-    /// Whether `receive()` would bring a newline or the end without waiting for the client.
+    /// Whether `receive()` would bring a newline or the body's end without waiting for the
+    /// client. Not for a body that failed: the lines before the failure are applied first.
     var hasNewlineOrEnd: Bool {
-        condition.withLock { chunksWithNewline > 0 || ended }
+        condition.withLock { chunksWithNewline > 0 || (ended && failure == nil) }
     }
 }

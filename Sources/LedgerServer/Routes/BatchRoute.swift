@@ -104,19 +104,24 @@ struct BatchRoute {
                         body: ResponseBody(asyncSequence: results))
     }
 
-    /// Reads the body into `pipe` as the pipe takes it. Past `limit` bytes it stops reading and
-    /// ends the pipe with `tooLarge`; when the receiver is gone it reads on to the end, dropping
-    /// what it reads, so the connection stays usable.
+    /// Reads the body into `pipe` as the pipe takes it. At `limit` bytes it stops reading and
+    /// ends the pipe with `tooLarge` (the bytes within the limit are passed on, so the lines
+    /// within it are applied); when the receiver is gone it reads on to the end, dropping what it
+    /// reads, so the connection stays usable.
     private static func feed(_ body: RequestBody, into pipe: BodyPipe, limit: Int, tooLarge: APIError) async {
         var total = 0
         var receiving = true
         do {
             for try await chunk in body {
-                total += chunk.readableBytes
-                guard total <= limit else {
+                let allowed = limit - total
+                guard chunk.readableBytes <= allowed else {
+                    if receiving, allowed > 0, let within = chunk.getSlice(at: chunk.readerIndex, length: allowed) {
+                        _ = await pipe.send(within)
+                    }
                     pipe.finish(throwing: tooLarge)
                     return
                 }
+                total += chunk.readableBytes
                 if receiving { receiving = await pipe.send(chunk) }
             }
             pipe.finish()
