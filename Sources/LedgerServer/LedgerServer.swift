@@ -22,7 +22,12 @@ public enum LedgerServer {
         -> some ApplicationProtocol {
         Application(
             router: router(ledger: ledger, configuration: configuration, logger: logger, metrics: metrics),
-            server: .http1(configuration: .init(idleTimeout: .nanoseconds(Int64(configuration.idleTimeout.components.seconds) * 1_000_000_000))),
+            server: .http1(configuration: .init(
+                // Per connection, between the HTTP codec and Hummingbird: JSON for the parser's
+                // refusals, and the bound on how long a request may take to arrive.
+                additionalChannelHandlers: [ParserErrorHandler(),
+                                            RequestTimeoutHandler(limit: configuration.requestTimeout, logger: logger)],
+                idleTimeout: .nanoseconds(Int64(configuration.idleTimeout.components.seconds) * 1_000_000_000))),
             configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port),
                                                     serverName: nil),
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },

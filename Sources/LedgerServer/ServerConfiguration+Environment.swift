@@ -10,6 +10,7 @@ extension ServerConfiguration {
         ("LEDGER_HTTP_MAX_BATCH_BYTES", "largest body of POST /v1/batch (default 67108864)"),
         ("LEDGER_HTTP_MAX_CONCURRENT", "requests at once before 503 (default 256)"),
         ("LEDGER_HTTP_IDLE_TIMEOUT", "seconds before an idle connection is closed (default 60)"),
+        ("LEDGER_HTTP_REQUEST_TIMEOUT", "seconds a request's head and body may take to arrive before 408 (default 30)"),
         ("LEDGER_HTTP_KEY_REFRESH", "seconds a revoked key may still work (default 5)"),
         ("LEDGER_GOOGLE_PUSH_JWKS", "Google's OIDC signing keys: a JWKS file, or the URL to fetch them from"),
         ("LEDGER_GOOGLE_PUSH_AUDIENCE", "the audience of the push subscription's OIDC token"),
@@ -37,6 +38,7 @@ extension ServerConfiguration {
         if let bytes = try integer("LEDGER_HTTP_MAX_BATCH_BYTES", 1024...(1 << 31)) { maxBatchBytes = bytes }
         if let limit = try integer("LEDGER_HTTP_MAX_CONCURRENT", 1...100_000) { maxConcurrentRequests = limit }
         if let seconds = try integer("LEDGER_HTTP_IDLE_TIMEOUT", 1...86_400) { idleTimeout = .seconds(seconds) }
+        if let seconds = try integer("LEDGER_HTTP_REQUEST_TIMEOUT", 1...86_400) { requestTimeout = .seconds(seconds) }
         if let seconds = try integer("LEDGER_HTTP_KEY_REFRESH", 0...3600) { keyRefreshInterval = .seconds(seconds) }
         do {
             stores = try StoreConfiguration.fromEnvironment(environment)

@@ -16,10 +16,18 @@ public struct ServerConfiguration: Sendable {
     public var maxBodyBytes = 1 << 20
     /// The largest body of `POST /v1/batch`.
     public var maxBatchBytes = 64 << 20
-    /// Requests handled at once; one more is answered 503 at once instead of queueing.
+    /// Requests handled at once; one more is answered 503 at once instead of queueing. A quarter
+    /// of them (at least 1) is the share of the unauthenticated store webhooks
+    /// (`/notifications/*`), the rest is everyone else's, so webhook traffic cannot take the
+    /// slots keyed callers need.
     public var maxConcurrentRequests = 256
     /// A keep-alive connection idle this long is closed.
     public var idleTimeout: Duration = .seconds(60)
+    /// How long the server may wait for a request's bytes, from its first byte to its last (head
+    /// and body); beyond it the request is answered 408 `REQUEST_TIMEOUT` and the connection
+    /// closed. Only the time the server spends asking for bytes the client has not sent counts,
+    /// not the time the server is busy and not reading (a streamed batch being applied).
+    public var requestTimeout: Duration = .seconds(30)
     /// How long a key's revocation may take to reach a running server.
     public var keyRefreshInterval: Duration = .seconds(5)
 

@@ -7,7 +7,7 @@ import PurchaseLedger
 
 /// An error answer: an HTTP status and the JSON body `{"code","message"}`. Contract refusals use
 /// the contract's codes; the server's own are `UNAUTHORIZED`, `FORBIDDEN`, `NO_ROUTE`,
-/// `PAYLOAD_TOO_LARGE`, `OVERLOADED`, `UNAVAILABLE` and `INTERNAL`.
+/// `REQUEST_TIMEOUT`, `PAYLOAD_TOO_LARGE`, `OVERLOADED`, `UNAVAILABLE` and `INTERNAL`.
 public struct APIError: HTTPResponseError, Sendable {
     /// The HTTP status.
     public var status: HTTPResponse.Status
@@ -53,14 +53,19 @@ public struct APIError: HTTPResponseError, Sendable {
 
     /// The response: `status`, `headers` and the JSON body.
     public func response(from request: Request, context: some RequestContext) throws -> Response {
+        var response = Response.json(json, status: status)
+        response.headers.append(contentsOf: headers)
+        return response
+    }
+
+    /// The body, `{"code","message"}`.
+    var json: String {
         var w = JSONWriter()
         w.beginObject()
         w.field("code", code)
         w.field("message", message)
         w.endObject()
-        var response = Response.json(w.string, status: status)
-        response.headers.append(contentsOf: headers)
-        return response
+        return w.string
     }
 }
 

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
+import NIOHTTP1
 
 /// One log line per request, when its response is handed over (a streamed one: when it ended): method, route (the matched
 /// pattern, such as `/v1/users/{userId}/unconsumed`, never the path or query as sent, so neither
@@ -43,8 +44,11 @@ struct RequestLogMiddleware: RouterMiddleware {
                 // No route matched: answer in the same shape as every other refusal.
                 error = APIError(.notFound, "NO_ROUTE", "no route for \(method) on this path")
             }
-            let status = (error as? any HTTPResponseError)?.status.code ?? 500
-            let cause = (error as? APIError)?.cause ?? ((error is any HTTPResponseError) ? nil : "\(type(of: error))")
+            // A body the HTTP parser refused mid-way: Hummingbird answers it 400 (in JSON: ParserErrorHandler).
+            let parserError = error as? HTTPParserError
+            let status = (error as? any HTTPResponseError)?.status.code ?? (parserError != nil ? 400 : 500)
+            let cause = (error as? APIError)?.cause ?? parserError.map { "the request could not be parsed: \($0.debugDescription)" }
+                ?? ((error is any HTTPResponseError) ? nil : "\(type(of: error))")
             finish(method, context.endpointPath, status, start, requestId, cause: cause)
             if var answer = error as? APIError {
                 answer.headers[.requestId] = requestId

@@ -5,26 +5,34 @@ import PurchaseLedger
 
 /// `GET /healthz` (the process answers), `GET /readyz` (the database answers and has exactly
 /// the migrations this build carries) and `GET /metrics` (Prometheus text). No key needed:
-/// they tell nothing about payments or users.
+/// they tell nothing about payments or users. `HEAD /healthz` and `HEAD /readyz` answer the
+/// status and headers of `GET` without the body, for probes that send HEAD.
 struct HealthRoutes {
     let ledger: Ledger
     let metrics: ServerMetrics
 
     func add(to router: Router<LedgerRequestContext>) {
-        router.get("/healthz") { _, _ in Response.json(#"{"status":"ok"}"#) }
-        router.get("/readyz") { _, _ in
-            do {
-                let problem = try await ledger.pool.withConnection { try Self.migrationProblem($0) }
-                if let problem { return Self.notReady(problem) }
-                return Response.json(#"{"status":"ready"}"#)
-            } catch let error as PostgresError {
-                return Self.notReady(error.sqlState == .undefinedTable ? "the database is not migrated: run ledger migrate"
-                                     : "the database cannot be reached")
-            }
-        }
+        router.get("/healthz") { _, _ in Self.healthy }
+        router.head("/healthz") { _, _ in Self.healthy.createHeadResponse() }
+        router.get("/readyz") { _, _ in try await readiness() }
+        router.head("/readyz") { _, _ in try await readiness().createHeadResponse() }
         router.get("/metrics") { _, _ in
             Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
                      body: .init(byteBuffer: ByteBuffer(bytes: metrics.exposition(pool: ledger.pool))))
+        }
+    }
+
+    private static var healthy: Response { Response.json(#"{"status":"ok"}"#) }
+
+    /// 200 `ready`, or 503 `notReady` with the reason.
+    private func readiness() async throws -> Response {
+        do {
+            let problem = try await ledger.pool.withConnection { try Self.migrationProblem($0) }
+            if let problem { return Self.notReady(problem) }
+            return Response.json(#"{"status":"ready"}"#)
+        } catch let error as PostgresError {
+            return Self.notReady(error.sqlState == .undefinedTable ? "the database is not migrated: run ledger migrate"
+                                 : "the database cannot be reached")
         }
     }
 

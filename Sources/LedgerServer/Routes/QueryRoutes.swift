@@ -11,7 +11,7 @@ struct QueryRoutes {
 
     func add(to group: RouterGroup<LedgerRequestContext>) {
         group.get("users/{userId}/unconsumed") { request, context in
-            let userId = try Self.userId(context)
+            let userId = try context.userId()
             let stores = try QueryParameters(request).stores()
             let payments = try await APIError.mappingDatabase { try await ledger.unconsumed(userId: userId, stores: stores) }
             var w = JSONWriter()
@@ -21,7 +21,7 @@ struct QueryRoutes {
             return Response.json(w.string)
         }
         group.get("users/{userId}/subscriptions") { request, context in
-            let userId = try Self.userId(context)
+            let userId = try context.userId()
             let query = QueryParameters(request)
             let stores = try query.stores()
             let at = try query.instant("at") ?? Date()
@@ -35,14 +35,5 @@ struct QueryRoutes {
             w.endArray()
             return Response.json(w.string)
         }
-    }
-
-    /// The path's user id, with the contract's length rule (1 to 128 characters).
-    static func userId(_ context: LedgerRequestContext) throws -> String {
-        let userId = context.parameters.get("userId") ?? ""
-        guard (1...128).contains(userId.count) else {
-            throw APIError.invalid("userId", "expected 1 to 128 characters, got \(userId.count)")
-        }
-        return userId
     }
 }

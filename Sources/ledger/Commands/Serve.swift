@@ -33,6 +33,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Seconds before an idle keep-alive connection is closed (default: LEDGER_HTTP_IDLE_TIMEOUT, else 60).")
     var idleTimeout: Int?
 
+    @Option(help: "Seconds a request's head and body may take to arrive before 408 (default: LEDGER_HTTP_REQUEST_TIMEOUT, else 30).")
+    var requestTimeout: Int?
+
     @Option(help: "JWKS file of the keys Google signs Pub/Sub push tokens with (default: LEDGER_GOOGLE_PUSH_JWKS).")
     var googlePushJwks: String?
 
@@ -56,6 +59,7 @@ struct Serve: AsyncParsableCommand {
             ("LEDGER_HTTP_MAX_BATCH_BYTES", maxBatchBytes.map(String.init)),
             ("LEDGER_HTTP_MAX_CONCURRENT", maxConcurrentRequests.map(String.init)),
             ("LEDGER_HTTP_IDLE_TIMEOUT", idleTimeout.map(String.init)),
+            ("LEDGER_HTTP_REQUEST_TIMEOUT", requestTimeout.map(String.init)),
             ("LEDGER_GOOGLE_PUSH_JWKS", googlePushJwks), ("LEDGER_GOOGLE_PUSH_AUDIENCE", googlePushAudience),
             ("LEDGER_GOOGLE_PUSH_EMAIL", googlePushEmail),
         ]
