@@ -22,7 +22,8 @@ public enum LedgerServer {
         -> some ApplicationProtocol {
         Application(
             router: router(ledger: ledger, configuration: configuration, logger: logger, metrics: metrics),
-            server: .http1(configuration: .init(idleTimeout: .nanoseconds(Int64(configuration.idleTimeout.components.seconds) * 1_000_000_000))),
+            server: .http1(configuration: .init(additionalChannelHandlers: [HangUpHandler()],
+                                                idleTimeout: .nanoseconds(Int64(configuration.idleTimeout.components.seconds) * 1_000_000_000))),
             configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port),
                                                     serverName: nil),
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },

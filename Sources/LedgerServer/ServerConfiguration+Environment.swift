@@ -11,6 +11,7 @@ extension ServerConfiguration {
         ("LEDGER_HTTP_MAX_CONCURRENT", "requests at once before 503 (default 256)"),
         ("LEDGER_HTTP_IDLE_TIMEOUT", "seconds before an idle connection is closed (default 60)"),
         ("LEDGER_HTTP_KEY_REFRESH", "seconds a revoked key may still work (default 5)"),
+        ("LEDGER_REPORT_TIMEOUT", "seconds one analytics report may run, such as 30 or 2.5; 0 for no limit (default 30)"),
         ("LEDGER_GOOGLE_PUSH_JWKS", "Google's OIDC signing keys: a JWKS file, or the URL to fetch them from"),
         ("LEDGER_GOOGLE_PUSH_AUDIENCE", "the audience of the push subscription's OIDC token"),
         ("LEDGER_GOOGLE_PUSH_EMAIL", "the push subscription's service account (optional)"),
@@ -38,6 +39,12 @@ extension ServerConfiguration {
         if let limit = try integer("LEDGER_HTTP_MAX_CONCURRENT", 1...100_000) { maxConcurrentRequests = limit }
         if let seconds = try integer("LEDGER_HTTP_IDLE_TIMEOUT", 1...86_400) { idleTimeout = .seconds(seconds) }
         if let seconds = try integer("LEDGER_HTTP_KEY_REFRESH", 0...3600) { keyRefreshInterval = .seconds(seconds) }
+        if let text = value("LEDGER_REPORT_TIMEOUT") {
+            guard let seconds = Double(text), seconds.isFinite, (0...86_400).contains(seconds) else {
+                throw ConfigurationError("LEDGER_REPORT_TIMEOUT: expected seconds from 0 (no limit) to 86400, such as 30 or 2.5, got '\(text)'")
+            }
+            reportTimeout = seconds == 0 ? nil : .milliseconds(max(1, Int64((seconds * 1000).rounded())))
+        }
         do {
             stores = try StoreConfiguration.fromEnvironment(environment)
         } catch {

@@ -33,6 +33,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Seconds before an idle keep-alive connection is closed (default: LEDGER_HTTP_IDLE_TIMEOUT, else 60).")
     var idleTimeout: Int?
 
+    @Option(help: "Seconds one analytics report may run, 0 for no limit (default: LEDGER_REPORT_TIMEOUT, else 30).")
+    var reportTimeout: Double?
+
     @Option(help: "JWKS file of the keys Google signs Pub/Sub push tokens with (default: LEDGER_GOOGLE_PUSH_JWKS).")
     var googlePushJwks: String?
 
@@ -56,6 +59,7 @@ struct Serve: AsyncParsableCommand {
             ("LEDGER_HTTP_MAX_BATCH_BYTES", maxBatchBytes.map(String.init)),
             ("LEDGER_HTTP_MAX_CONCURRENT", maxConcurrentRequests.map(String.init)),
             ("LEDGER_HTTP_IDLE_TIMEOUT", idleTimeout.map(String.init)),
+            ("LEDGER_REPORT_TIMEOUT", reportTimeout.map { String($0) }),
             ("LEDGER_GOOGLE_PUSH_JWKS", googlePushJwks), ("LEDGER_GOOGLE_PUSH_AUDIENCE", googlePushAudience),
             ("LEDGER_GOOGLE_PUSH_EMAIL", googlePushEmail),
         ]
@@ -76,7 +80,7 @@ struct Serve: AsyncParsableCommand {
         var logger = Logger(label: "ledger.serve")
         logger.logLevel = level
         let ledger = Ledger(databaseURL: database.databaseURL, poolSize: max(1, poolSize), stores: configuration.stores,
-                            logger: logger)
+                            reportTimeout: configuration.reportTimeout, logger: logger)
         let host = configuration.host
         do {
             try await LedgerServer.run(ledger: ledger, configuration: configuration, logger: logger) { port in
