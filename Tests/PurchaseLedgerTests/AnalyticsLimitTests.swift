@@ -39,7 +39,12 @@ struct AnalyticsLimitTests {
             }
             let ledger = Ledger(databaseURL: db.conninfo, poolSize: 1)
             let threeYears = AnalyticsQuery(from: Self.day("2026-01-01"), to: Self.day("2029-01-01"))
-            let refused = await #expect(throws: LedgerError.self) { try await ledger.subscribers(threeYears) }
+            var refused: LedgerError?
+            do {
+                Issue.record("answered \(try await ledger.subscribers(threeYears).count) rows")
+            } catch let error as LedgerError {
+                refused = error
+            }
             #expect(refused?.code == .invalidInput)
             #expect(refused?.message.hasPrefix("by: the report from 2026-01-01 to 2029-01-01 by day has more than 100000 rows") == true,
                     "\(refused?.message ?? "")")
