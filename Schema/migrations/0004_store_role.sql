@@ -3,7 +3,7 @@
 -- notification's facts as the library decoded them: a refund undone, a payment with no purchase
 -- token, an expiry extended, a billing state. The function cannot check a signature itself, so
 -- the facts only a verified store message may establish are kept from ledger_writer, whose
--- logins are the backends' (issue #33: a writer login undid a refund and consumed the payment).
+-- logins are the backends': with it, a writer login could undo a refund and then consume the payment.
 --
 -- ledger_store is a member of ledger_writer: the process that takes notifications also runs the
 -- lines that teach the ledger (accounts, products) and the commands of its batches. Roles are

@@ -7,8 +7,8 @@ extension LedgerServerTests {
     /// What each credential of the notification routes can cause: only what the store sends.
     /// A push credential (Pub/Sub's secret or OIDC token, a `notifications` key) is the weakest
     /// the server has, so a `payment` attached to a push, which only a writer's line may carry, is
-    /// refused there (issue #33: with the push secret alone a caller recorded a free consumable
-    /// for another user, which the backend's consume then answered `consumed`).
+    /// refused there: otherwise the push secret alone would record a free consumable for another
+    /// user, which the backend's consume would then answer `consumed`.
     @Suite("ledger serve: what a push credential can cause")
     struct NotificationCredentialTests {
         /// A Pub/Sub push of `SUBSCRIPTION_RENEWED` (2) with a forged `payment` attached: a

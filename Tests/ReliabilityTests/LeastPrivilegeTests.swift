@@ -103,8 +103,8 @@ struct LeastPrivilegeTests {
         }
     }
 
-    /// What only a verified store message may establish, as `ledger.notify` takes it (issue #33,
-    /// the hostile run's forgeries): a refund of P-2 undone, a payment with no purchase token
+    /// What only a verified store message may establish, as `ledger.notify` takes it (the
+    /// forgeries a hostile writer login would try): a refund of P-2 undone, a payment with no purchase token
     /// (so a consume needs none), and lineage L-1's expiry extended to 9999.
     static let storeFacts: [String] = [
         """
