@@ -24,9 +24,11 @@ public enum LedgerServer {
             router: router(ledger: ledger, configuration: configuration, logger: logger, metrics: metrics),
             server: .http1(configuration: .init(
                 // Per connection, between the HTTP codec and Hummingbird: JSON for the parser's
-                // refusals, and the bound on how long a request may take to arrive.
+                // refusals, the bound on how long a request may take to arrive, and a report
+                // cancelled when its client hangs up.
                 additionalChannelHandlers: [ParserErrorHandler(),
-                                            RequestTimeoutHandler(limit: configuration.requestTimeout, logger: logger)],
+                                            RequestTimeoutHandler(limit: configuration.requestTimeout, logger: logger),
+                                            HangUpHandler()],
                 idleTimeout: .nanoseconds(Int64(configuration.idleTimeout.components.seconds) * 1_000_000_000))),
             configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port),
                                                     serverName: nil),

@@ -12,6 +12,7 @@ extension ServerConfiguration {
         ("LEDGER_HTTP_IDLE_TIMEOUT", "seconds before an idle connection is closed (default 60)"),
         ("LEDGER_HTTP_REQUEST_TIMEOUT", "seconds a request's head and body may take to arrive before 408 (default 30)"),
         ("LEDGER_HTTP_KEY_REFRESH", "seconds a revoked key may still work (default 5)"),
+        ("LEDGER_REPORT_TIMEOUT", "seconds one analytics report may run, such as 30 or 2.5; 0 for no limit (default 30)"),
         ("LEDGER_GOOGLE_PUSH_JWKS", "Google's OIDC signing keys: a JWKS file, or the URL to fetch them from"),
         ("LEDGER_GOOGLE_PUSH_AUDIENCE", "the audience of the push subscription's OIDC token"),
         ("LEDGER_GOOGLE_PUSH_EMAIL", "the push subscription's service account (optional)"),
@@ -40,6 +41,12 @@ extension ServerConfiguration {
         if let seconds = try integer("LEDGER_HTTP_IDLE_TIMEOUT", 1...86_400) { idleTimeout = .seconds(seconds) }
         if let seconds = try integer("LEDGER_HTTP_REQUEST_TIMEOUT", 1...86_400) { requestTimeout = .seconds(seconds) }
         if let seconds = try integer("LEDGER_HTTP_KEY_REFRESH", 0...3600) { keyRefreshInterval = .seconds(seconds) }
+        if let text = value("LEDGER_REPORT_TIMEOUT") {
+            guard let seconds = Double(text), seconds.isFinite, (0...86_400).contains(seconds) else {
+                throw ConfigurationError("LEDGER_REPORT_TIMEOUT: expected seconds from 0 (no limit) to 86400, such as 30 or 2.5, got '\(text)'")
+            }
+            reportTimeout = seconds == 0 ? nil : .milliseconds(max(1, Int64((seconds * 1000).rounded())))
+        }
         do {
             stores = try StoreConfiguration.fromEnvironment(environment)
         } catch {

@@ -30,6 +30,9 @@ public struct ServerConfiguration: Sendable {
     public var requestTimeout: Duration = .seconds(30)
     /// How long a key's revocation may take to reach a running server.
     public var keyRefreshInterval: Duration = .seconds(5)
+    /// How long one report may run before the database stops it (`LEDGER_REPORT_TIMEOUT`); nil
+    /// for no limit. The ledger is made with it (`Ledger(reportTimeout:)`).
+    public var reportTimeout: Duration? = Ledger.defaultReportTimeout
 
     public init() {}
 }

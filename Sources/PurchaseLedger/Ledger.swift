@@ -24,6 +24,8 @@ public final class Ledger: Sendable {
     let groupCommit: GroupCommit
     /// Brings a new ledger's planner statistics up to date as the calls grow it.
     let statistics = StatisticsUpkeep()
+    /// Runs the reports (``ReportRunner``): on a share of the pool, under the report timeout.
+    package let reports: ReportRunner
     /// Commands in one group-commit batch at most: enough to amortise a commit, few enough that
     /// a batch's locks stay short.
     static let maxBatchSize = 32
@@ -48,10 +50,13 @@ public final class Ledger: Sendable {
     ///     then libpq's own `PG*` variables.
     ///   - poolSize: how many connections at most.
     ///   - stores: which store notifications are accepted.
+    ///   - reportTimeout: how long one report may run before the database stops it (30 s);
+    ///     nil for no limit.
     ///   - logger: where retries are logged; nil logs nothing.
     public init(databaseURL: String? = nil, poolSize: Int = 8, stores: StoreConfiguration = .none,
-                logger: Logger? = nil) {
+                reportTimeout: Duration? = Ledger.defaultReportTimeout, logger: Logger? = nil) {
         pool = ConnectionPool(configuration: Ledger.configuration(databaseURL), size: poolSize)
+        reports = ReportRunner(pool: pool, poolSize: poolSize, timeout: reportTimeout)
         groupCommit = GroupCommit(maxBatchSize: Ledger.maxBatchSize,
                                   maxConcurrentBatches: Ledger.concurrentBatches(poolSize: poolSize))
         self.stores = stores

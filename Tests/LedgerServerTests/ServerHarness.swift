@@ -39,7 +39,8 @@ struct ServerHarness: Sendable {
             configuration.stores = stores
             configuration.keyRefreshInterval = .zero
             configure(&configuration)
-            let ledger = Ledger(databaseURL: databaseURL ?? database.conninfo, poolSize: poolSize, stores: configuration.stores)
+            let ledger = Ledger(databaseURL: databaseURL ?? database.conninfo, poolSize: poolSize, stores: configuration.stores,
+                                reportTimeout: configuration.reportTimeout)
             let log = LogCapture()
             let (ports, bound) = AsyncStream.makeStream(of: Int.self)
             let app = LedgerServer.application(ledger: ledger, configuration: configuration, logger: log.logger()) {

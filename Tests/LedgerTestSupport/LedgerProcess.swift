@@ -24,12 +24,14 @@ public struct LedgerProcess {
     }
 
     /// Runs `ledger ARGS` with `input` on standard input and waits for it, at most `timeout` seconds.
-    public static func run(_ arguments: [String], input: String? = nil, timeout: TimeInterval = 120) throws -> Output {
-        try start(arguments, input: input).wait(timeout: timeout)
+    public static func run(_ arguments: [String], input: String? = nil, timeout: TimeInterval = 120,
+                           environment extra: [String: String] = [:]) throws -> Output {
+        try start(arguments, input: input, environment: extra).wait(timeout: timeout)
     }
 
-    /// Starts `ledger ARGS` without DATABASE_URL in its environment.
-    public static func start(_ arguments: [String], input: String? = nil) throws -> Running {
+    /// Starts `ledger ARGS` without DATABASE_URL in its environment, with `extra` added to it.
+    public static func start(_ arguments: [String], input: String? = nil,
+                             environment extra: [String: String] = [:]) throws -> Running {
         // A child that exits before reading all its input must not take the test runner down.
         signal(SIGPIPE, SIG_IGN)
         let process = Process()
@@ -37,6 +39,7 @@ public struct LedgerProcess {
         process.arguments = arguments
         var environment = ProcessInfo.processInfo.environment
         environment.removeValue(forKey: "DATABASE_URL")
+        environment.merge(extra) { $1 }
         process.environment = environment
         let stdout = Pipe(), stderr = Pipe(), stdin = Pipe()
         process.standardOutput = stdout

@@ -12,19 +12,27 @@ extension Connection {
         guard PQtransactionStatus(handle) == PQTRANS_IDLE else {
             throw PostgresError.client("a transaction is already open on this connection; use savepoint(_:) to nest")
         }
-        try executeScript(unsafeSQL: "BEGIN")
+        try frame("BEGIN")
         let value: T
         do {
             value = try body(self)
         } catch {
-            do { try executeScript(unsafeSQL: "ROLLBACK") } catch { markedBroken = true }
+            do { try frame("ROLLBACK") } catch { markedBroken = true }
             throw error
         }
-        if try query("COMMIT").commandTag == "ROLLBACK" {
+        if try frame("COMMIT").commandTag == "ROLLBACK" {
             throw PostgresError.client(
                 "COMMIT rolled the transaction back: a statement inside it failed and its error was caught")
         }
         return value
+    }
+
+    /// Sends `BEGIN`, `COMMIT` or `ROLLBACK` (`PQexec`), also when the current use was cancelled:
+    /// a cancelled body's transaction still ends, and the connection goes back to its pool idle.
+    @discardableResult
+    private func frame(_ command: String) throws -> Rows {
+        let handle = try usableHandle(framing: true)
+        return try consumeResult(PQexec(handle, command), handle)
     }
 
     /// Runs `body` in a REPEATABLE READ transaction (every statement sees the snapshot of the

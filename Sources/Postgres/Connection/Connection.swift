@@ -20,9 +20,15 @@ public final class Connection: @unchecked Sendable {
     var savepointDepth = 0
     /// Server-side prepared statements of this session, by statement text and parameter types.
     var preparedStatements: [PreparationKey: String] = [:]
+    /// What another thread uses to stop this connection's running statement (`PQgetCancel`).
+    let cancelKey: CancelKey?
+    /// The switch of the current use, when its caller may cancel it (``ConnectionPool``); once
+    /// it is thrown, no further statement of that use is sent.
+    var cancellation: StatementCancellation?
 
     private init(handle: OpaquePointer) {
         self.handle = handle
+        cancelKey = CancelKey(handle)
         fatalNoticeReceived = .allocate(capacity: 1)
         fatalNoticeReceived.initialize(to: false)
     }
@@ -99,12 +105,15 @@ public final class Connection: @unchecked Sendable {
         }
     }
 
-    /// The handle, or an error when the connection was closed or is broken.
-    func usableHandle() throws -> OpaquePointer {
+    /// The handle, or an error when the connection was closed or is broken, or when the current
+    /// use was cancelled (``PostgresError/cancelled``). `BEGIN`, `COMMIT` and `ROLLBACK` pass
+    /// `framing`: a cancelled use still ends its transaction.
+    func usableHandle(framing: Bool = false) throws -> OpaquePointer {
         guard let handle else { throw PostgresError.client("the connection is closed") }
         guard !isBroken else {
             throw PostgresError(kind: .connectionBroken, message: "the connection is broken; open a new one")
         }
+        if !framing, cancellation?.isCancelled == true { throw PostgresError.cancelled }
         return handle
     }
 

@@ -97,4 +97,11 @@ extension PostgresError {
     }
 
     static let poolClosed = PostgresError.client("pool closed")
+
+    /// A statement refused before it was sent because its caller cancelled the use of the
+    /// connection (``ConnectionPool/withConnection(cancellable:_:)``); SQLSTATE 57014 as the
+    /// server's own cancel.
+    static let cancelled = PostgresError(
+        kind: .client, message: "the caller cancelled this use of the connection; the statement was not sent",
+        sqlState: .queryCanceled)
 }

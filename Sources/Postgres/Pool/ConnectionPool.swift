@@ -43,23 +43,41 @@ public final class ConnectionPool: Sendable {
     ///
     /// Errors thrown by `body` are rethrown unchanged. Throws `.client` "pool closed" after `close()`,
     /// `.connection` when a new connection cannot be opened, `CancellationError` when cancelled while waiting.
-    public func withConnection<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
+    ///
+    /// With `cancellable`, cancelling the calling task also stops the body's work on the server: the
+    /// statement running then is cancelled (`PQcancel` from the cancelling thread), the body's later
+    /// statements are refused before they are sent, a transaction opened by `transaction(_:)` rolls
+    /// back, and the connection goes back to the pool, usable. The call then throws
+    /// `CancellationError`. Without it (the default) a body, once started, runs to its end: a
+    /// command shared by several callers must not stop because one of them went away.
+    public func withConnection<T: Sendable>(cancellable: Bool = false,
+                                            _ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
         while true {
             let pooled = try await checkOut()
-            let outcome: Outcome<T> = await pooled.run { connection in
-                guard connection.checkIdleConnection() else {
-                    connection.close()
-                    return .stale
+            let cancellation = cancellable ? StatementCancellation(key: pooled.connection.cancelKey) : nil
+            let outcome: Outcome<T> = await withTaskCancellationHandler {
+                await pooled.run { connection in
+                    guard connection.checkIdleConnection() else {
+                        connection.close()
+                        return .stale
+                    }
+                    guard cancellation?.start() ?? true else { return .finished(.failure(CancellationError()), reusable: true) }
+                    connection.cancellation = cancellation
+                    let result = Result { try body(connection) }
+                    cancellation?.finish()
+                    connection.cancellation = nil
+                    if connection.isBroken { connection.close() }
+                    return .finished(result, reusable: !connection.isBroken)
                 }
-                let result = Result { try body(connection) }
-                if connection.isBroken { connection.close() }
-                return .finished(result, reusable: !connection.isBroken)
+            } onCancel: {
+                cancellation?.cancel()
             }
             switch outcome {
             case .stale:
                 checkIn(nil)  // the server closed it while idle; the body has not run, so take another
             case .finished(let result, let reusable):
                 checkIn(reusable ? pooled : nil)
+                if case .failure = result, cancellation?.isCancelled == true { throw CancellationError() }
                 return try result.get()
             }
         }
@@ -67,8 +85,10 @@ public final class ConnectionPool: Sendable {
 
     /// Runs `body` inside `Connection.transaction(_:)`: committed when it returns, rolled back when it throws
     /// (the body's error is rethrown unchanged). The body is synchronous, so it cannot suspend mid-transaction.
-    public func withTransaction<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
-        try await withConnection { try $0.transaction(body) }
+    /// `cancellable` as in ``withConnection(cancellable:_:)``.
+    public func withTransaction<T: Sendable>(cancellable: Bool = false,
+                                             _ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
+        try await withConnection(cancellable: cancellable) { try $0.transaction(body) }
     }
 
     /// Closes the idle connections and refuses later calls (`.client` "pool closed"); connections in use are

@@ -39,6 +39,7 @@ extension BacklogRow {
               FROM analytics.backlog(\(at)::timestamptz, \(includeSandbox))
              WHERE store_code = ANY(string_to_array(\(stores.storeList), ','))
              ORDER BY 1, 2
+             LIMIT \(AnalyticsLimits.maxRows + 1)
             """)
         return try rows.map { row in
             BacklogRow(storeCode: try row.decodeEnum("store_code"), productId: try row.decode("product_id"),

@@ -35,3 +35,10 @@ public struct CalendarDay: Sendable, Hashable, Comparable, CustomStringConvertib
         (lhs.year, lhs.month, lhs.day) < (rhs.year, rhs.month, rhs.day)
     }
 }
+
+extension CalendarDay {
+    /// The same day as the package's civil calendar counts it.
+    var civil: CivilDate {
+        CivilDate(year: Int64(year), month: Int64(month), day: Int64(day))
+    }
+}

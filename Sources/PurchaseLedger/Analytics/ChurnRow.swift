@@ -46,6 +46,7 @@ extension ChurnRow {
               FROM analytics.churn(\(q.from.description)::date, \(q.to.description)::date, \(q.by.rawValue), \(q.includeSandbox))
              WHERE store_code = ANY(string_to_array(\(q.stores.storeList), ','))
              ORDER BY 1, 2, 3
+             LIMIT \(AnalyticsLimits.maxRows + 1)
             """)
         return try rows.map { row in
             ChurnRow(period: try row.decodeDay("period"), storeCode: try row.decodeEnum("store_code"),

@@ -42,6 +42,7 @@ extension RevenueRow {
              WHERE store_code = ANY(string_to_array(\(q.stores.storeList), ','))
              GROUP BY 1, 2, 3
              ORDER BY 1, 2, 3
+             LIMIT \(AnalyticsLimits.maxRows + 1)
             """)
         return try rows.map { row in
             RevenueRow(period: try row.decodeDay("period"), storeCode: try row.decodeEnum("store_code"),

@@ -21,12 +21,14 @@ extension Analytics {
         var includeSandbox = false
 
         @OptionGroup var output: AnalyticsOutputOptions
+        @OptionGroup var runner: AnalyticsRunOptions
         @OptionGroup var database: DatabaseOptions
 
         func run() async throws {
             let instant = at?.date ?? Date()
-            let rows = try await database.withLedger {
-                try await $0.backlog(at: instant, stores: stores.set, includeSandbox: includeSandbox)
+            let (stores, includeSandbox) = (stores.set, includeSandbox)
+            let rows = try await runner.withLedger(database) {
+                try await $0.backlog(at: instant, stores: stores, includeSandbox: includeSandbox)
             }
             let header = ["storeCode", "productId", "unconsumed", "oldestPurchaseTime", "medianAge", "p95Age"]
             output.print(AnalyticsReport(rows), empty: "no unconsumed payments at \(instant.ledgerText)",

@@ -21,6 +21,7 @@ struct AnalyticsRangeOptions: ParsableArguments {
         guard let from = CalendarDay(from) else { throw ValidationError("--from: expected a day as YYYY-MM-DD, got '\(self.from)'") }
         guard let to = CalendarDay(to) else { throw ValidationError("--to: expected a day as YYYY-MM-DD, got '\(self.to)'") }
         guard from < to else { throw ValidationError("--to (\(to)) must be later than --from (\(from)): --to is exclusive") }
+        if let refusal = AnalyticsLimits.refusal(query) { throw ValidationError("--\(refusal.field): \(refusal.problem)") }
     }
 
     var query: AnalyticsQuery {

@@ -13,11 +13,12 @@ extension Analytics {
 
         @OptionGroup var range: AnalyticsRangeOptions
         @OptionGroup var output: AnalyticsOutputOptions
+        @OptionGroup var runner: AnalyticsRunOptions
         @OptionGroup var database: DatabaseOptions
 
         func run() async throws {
             let query = range.query
-            let rows = try await database.withLedger { try await $0.refunds(query) }
+            let rows = try await runner.withLedger(database) { try await $0.refunds(query) }
             output.print(AnalyticsReport(rows), empty: "no refunds from \(query.from) to \(query.to)")
         }
     }

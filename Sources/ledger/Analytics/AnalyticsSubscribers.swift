@@ -18,12 +18,14 @@ extension Analytics {
         @Option(help: ArgumentHelp("Also draw active subscriptions per store to this SVG file.", valueName: "file.svg"))
         var plot: String?
 
+        @OptionGroup var runner: AnalyticsRunOptions
         @OptionGroup var database: DatabaseOptions
 
         func run() async throws {
             let query = range.query
-            let (rows, periods) = try await database.withLedger { ledger in
-                (try await ledger.subscribers(query), plot == nil ? [] : try await ledger.periods(query))
+            let charted = plot != nil
+            let (rows, periods) = try await runner.withLedger(database) { ledger in
+                (try await ledger.subscribers(query), charted ? try await ledger.periods(query) : [])
             }
             output.print(AnalyticsReport(rows), empty: "no active subscriptions from \(query.from) to \(query.to)")
             if let plot {

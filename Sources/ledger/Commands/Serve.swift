@@ -36,6 +36,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Seconds a request's head and body may take to arrive before 408 (default: LEDGER_HTTP_REQUEST_TIMEOUT, else 30).")
     var requestTimeout: Int?
 
+    @Option(help: "Seconds one analytics report may run, 0 for no limit (default: LEDGER_REPORT_TIMEOUT, else 30).")
+    var reportTimeout: Double?
+
     @Option(help: "JWKS file of the keys Google signs Pub/Sub push tokens with (default: LEDGER_GOOGLE_PUSH_JWKS).")
     var googlePushJwks: String?
 
@@ -60,6 +63,7 @@ struct Serve: AsyncParsableCommand {
             ("LEDGER_HTTP_MAX_CONCURRENT", maxConcurrentRequests.map(String.init)),
             ("LEDGER_HTTP_IDLE_TIMEOUT", idleTimeout.map(String.init)),
             ("LEDGER_HTTP_REQUEST_TIMEOUT", requestTimeout.map(String.init)),
+            ("LEDGER_REPORT_TIMEOUT", reportTimeout.map { String($0) }),
             ("LEDGER_GOOGLE_PUSH_JWKS", googlePushJwks), ("LEDGER_GOOGLE_PUSH_AUDIENCE", googlePushAudience),
             ("LEDGER_GOOGLE_PUSH_EMAIL", googlePushEmail),
         ]
@@ -80,7 +84,7 @@ struct Serve: AsyncParsableCommand {
         var logger = Logger(label: "ledger.serve")
         logger.logLevel = level
         let ledger = Ledger(databaseURL: database.databaseURL, poolSize: max(1, poolSize), stores: configuration.stores,
-                            logger: logger)
+                            reportTimeout: configuration.reportTimeout, logger: logger)
         let host = configuration.host
         // A login without ledger_store answers every store notification 500 (the stores retry):
         // say so at start, where an operator looks. An unmigrated or unreachable database is

@@ -10,8 +10,9 @@ struct DatabaseOptions: ParsableArguments {
 
     /// Runs `body` with a `Ledger` of one connection (the library's calls, as the README shows
     /// them) and closes it; a database that cannot be reached exits 2 with a one-line reason.
-    func withLedger<T>(_ body: (Ledger) async throws -> T) async throws -> T {
-        let ledger = Ledger(databaseURL: databaseURL, poolSize: 1, logger: LedgerLog.logger)
+    func withLedger<T>(reportTimeout: Duration? = Ledger.defaultReportTimeout,
+                       _ body: (Ledger) async throws -> T) async throws -> T {
+        let ledger = Ledger(databaseURL: databaseURL, poolSize: 1, reportTimeout: reportTimeout, logger: LedgerLog.logger)
         do {
             let value = try await body(ledger)
             await ledger.close()
