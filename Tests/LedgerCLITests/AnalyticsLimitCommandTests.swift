@@ -24,7 +24,7 @@ struct AnalyticsLimitCommandTests {
             ]
             for (arguments, words) in cases {
                 // A report that ran would wait on the lock until the process is killed.
-                let out = try analytics(arguments, db, timeout: 20)
+                let out = try analytics(arguments, db, timeout: 60)
                 #expect(!out.timedOut)
                 #expect(out.status == 2, "\(arguments): \(out.stderr)")
                 #expect(out.stderr.split(separator: "\n").count == 1 && out.stderr.contains("--to: ")
@@ -39,7 +39,7 @@ struct AnalyticsLimitCommandTests {
         try await TestDatabase.with { db in
             let blocker = try ReportBlocker(db)
             defer { blocker.release() }
-            let out = try analytics(["subscribers", "--from", "2026-01-01", "--to", "2026-02-01", "--timeout", "1"], db, timeout: 20)
+            let out = try analytics(["subscribers", "--from", "2026-01-01", "--to", "2026-02-01", "--timeout", "1"], db, timeout: 60)
             #expect(!out.timedOut)
             #expect(out.status == 1, "\(out.stderr)")
             #expect(out.stderr == "ledger: the report ran longer than the report timeout (1 s) and was stopped: "
@@ -55,11 +55,11 @@ struct AnalyticsLimitCommandTests {
             let report = try LedgerProcess.start(["analytics", "churn", "--from", "2026-01-01", "--to", "2026-02-01",
                                                   "--database-url", db.conninfo])
             defer { report.kill() }
-            #expect(try await blocker.wait(timeout: 20) { $0 == 1 })
+            #expect(try await blocker.wait(timeout: 60) { $0 == 1 })
             report.kill(SIGINT)
-            // Gone from the database within moments, while the lock still stands.
-            #expect(try await blocker.wait(timeout: 5) { $0 == 0 })
-            let out = report.wait(timeout: 10)
+            // Gone from the database, while the lock still stands (it would wait on it for ever).
+            #expect(try await blocker.wait(timeout: 15) { $0 == 0 })
+            let out = report.wait(timeout: 30)
             #expect(out.status == 130, "\(out.stderr)")
             #expect(out.stderr == "ledger: interrupted; the report was cancelled on the database\n")
         }

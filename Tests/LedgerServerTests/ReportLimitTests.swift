@@ -29,7 +29,7 @@ extension LedgerServerTests {
                     ("/v1/analytics/revenue?from=1900-01-01&to=2000-01-02&by=month", "to", "at most 1200 months"),
                 ]
                 for (uri, field, words) in refused {
-                    let reply = try await HTTP.send("GET", "http://127.0.0.1:\(server.port)\(uri)", key: reader, timeout: 10)
+                    let reply = try await HTTP.send("GET", "http://127.0.0.1:\(server.port)\(uri)", key: reader, timeout: 30)
                     #expect(reply.status == 400 && reply.code == "INVALID_INPUT", "\(uri): \(reply.text)")
                     #expect(reply.message.hasPrefix("\(field): ") && reply.message.contains(words), "\(reply.message)")
                 }
@@ -54,10 +54,10 @@ extension LedgerServerTests {
                 let blocker = try ReportBlocker(db)
                 defer { blocker.release() }
                 let start = Date()
-                let reply = try await HTTP.send("GET", "http://127.0.0.1:\(port)\(Self.subscribers)", key: reader, timeout: 20)
+                let reply = try await HTTP.send("GET", "http://127.0.0.1:\(port)\(Self.subscribers)", key: reader, timeout: 60)
                 #expect(reply.status == 504 && reply.code == "TIMEOUT", "\(reply.text)")
                 #expect(reply.message.contains("report timeout (1 s)") && reply.message.contains("shorter range"))
-                #expect(Date().timeIntervalSince(start) < 15)
+                #expect(Date().timeIntervalSince(start) < 30)
                 // Stopped on the database, not only answered: nothing of it still waits on the lock.
                 #expect(try blocker.reportsRunning() == 0)
             }
@@ -76,10 +76,10 @@ extension LedgerServerTests {
                 defer { blocker.release() }
                 let client = try RawClient(port: server.port)
                 try client.send("GET \(Self.subscribers) HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer \(reader)\r\n\r\n")
-                #expect(try await blocker.wait(timeout: 10) { $0 == 1 })
+                #expect(try await blocker.wait(timeout: 60) { $0 == 1 })
                 client.close()
-                // Cancelled within moments, while the lock still stands.
-                #expect(try await blocker.wait(timeout: 5) { $0 == 0 })
+                // Cancelled, while the lock still stands (the report would wait on it for ever).
+                #expect(try await blocker.wait(timeout: 15) { $0 == 0 })
                 // The pool's connections came back usable.
                 blocker.release()
                 for _ in 0..<5 { #expect(try await server.send("GET", Self.subscribers, key: reader).status == 200) }
@@ -100,10 +100,10 @@ extension LedgerServerTests {
                         return (status, Date())
                     }
                 }
-                #expect(try await blocker.wait(timeout: 10) { $0 >= 1 })
+                #expect(try await blocker.wait(timeout: 60) { $0 >= 1 })
                 try await Task.sleep(for: .seconds(1))  // the second report reaches the server too
                 let purchase = try await HTTP.send("POST", "http://127.0.0.1:\(server.port)/v1/purchases", key: writer,
-                                                   body: Fixture.purchaseLine(["type": nil]), timeout: 20)
+                                                   body: Fixture.purchaseLine(["type": nil]), timeout: 60)
                 let purchased = Date()
                 #expect(purchase.status == 200, "\(purchase.text)")
                 #expect(try blocker.reportsRunning() >= 1)

@@ -1,5 +1,4 @@
 import ArgumentParser
-import Dispatch
 import Foundation
 import PurchaseLedger
 
@@ -41,32 +40,40 @@ struct AnalyticsRunOptions: ParsableArguments {
 }
 
 /// SIGINT turned into a call instead of the default end of the process, while a report runs.
+///
+/// The handler (`signal`, run by whichever thread the signal lands on) writes a byte to a pipe,
+/// and a thread of its own reads the pipe and makes the call; a second SIGINT exits at once. Not a
+/// dispatch signal source: that needs SIGINT ignored, and on Linux an ignored signal may be
+/// dropped before the source sees it (a loaded test run lost one).
 private final class Interrupts {
-    private let source: any DispatchSourceSignal
+    /// The pipe's read and write ends, made before the handler can run.
+    private static let ends: [Int32] = {
+        var ends: [Int32] = [-1, -1]
+        _ = pipe(&ends)
+        return ends
+    }()
 
     init(_ first: @escaping @Sendable () -> Void) {
-        signal(SIGINT, SIG_IGN)
-        let source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
-        let count = Counter()
-        source.setEventHandler {
-            if count.next() == 1 { first() } else { exit(130) }
+        let reader = Self.ends[0]
+        _ = Self.ends[1]
+        Thread.detachNewThread {
+            var byte: UInt8 = 0
+            var interrupts = 0
+            while read(reader, &byte, 1) == 1, byte != 0 {
+                interrupts += 1
+                if interrupts == 1 { first() } else { exit(130) }
+            }
         }
-        source.resume()
-        self.source = source
+        signal(SIGINT) { _ in
+            var byte: UInt8 = 1
+            _ = write(Interrupts.ends[1], &byte, 1)
+        }
     }
 
+    /// SIGINT ends the process again, and the reading thread ends.
     func stop() {
-        source.cancel()
         signal(SIGINT, SIG_DFL)
-    }
-
-    private final class Counter: @unchecked Sendable {
-        // @unchecked: only the signal source's handler touches it, and a dispatch source runs its
-        // handler one call at a time.
-        private var value = 0
-        func next() -> Int {
-            value += 1
-            return value
-        }
+        var byte: UInt8 = 0
+        _ = write(Self.ends[1], &byte, 1)
     }
 }
