@@ -53,9 +53,9 @@ struct AnalyticsLimitCommandTests {
             let blocker = try ReportBlocker(db)
             defer { blocker.release() }
             let report = try LedgerProcess.start(["analytics", "churn", "--from", "2026-01-01", "--to", "2026-02-01",
-                                                  "--database-url", db.conninfo])
+                                                  "--timeout", "600", "--database-url", db.conninfo])
             defer { report.kill() }
-            #expect(try await blocker.wait(timeout: 60) { $0 == 1 })
+            #expect(try await blocker.wait(timeout: 300) { $0 == 1 })
             report.kill(SIGINT)
             // Gone from the database, while the lock still stands (it would wait on it for ever).
             #expect(try await blocker.wait(timeout: 15) { $0 == 0 })

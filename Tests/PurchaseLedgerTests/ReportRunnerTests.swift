@@ -51,7 +51,7 @@ struct ReportRunnerTests {
             defer { blocker.release() }
             let ledger = Ledger(databaseURL: db.conninfo, poolSize: 1, reportTimeout: nil)
             let report = Task { try await ledger.subscribers(Self.month) }
-            #expect(try await blocker.wait(timeout: 60) { $0 == 1 })
+            #expect(try await blocker.wait(timeout: 300) { $0 == 1 })
             report.cancel()
             await #expect(throws: CancellationError.self) { try await report.value }
             #expect(try blocker.reportsRunning() == 0)
@@ -72,8 +72,8 @@ struct ReportRunnerTests {
             defer { blocker.release() }
             let ledger = Ledger(databaseURL: db.conninfo, poolSize: 2, reportTimeout: nil)
             let reports = (0..<2).map { _ in Task { try await ledger.churn(Self.month) } }
-            #expect(try await blocker.wait(timeout: 60) { $0 == 1 })
-            let deadline = ContinuousClock.now + .seconds(60)
+            #expect(try await blocker.wait(timeout: 300) { $0 == 1 })
+            let deadline = ContinuousClock.now + .seconds(300)
             while ledger.reports.share.statistics.waiting == 0, ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(20))
             }
