@@ -145,7 +145,11 @@ let package = Package(
         .testTarget(name: "PostgresTests", dependencies: ["Postgres"]),
         .testTarget(name: "LedgerJSONTests", dependencies: ["LedgerJSON"]),
         // The store clients over real loopback HTTP against the shared fake of both stores.
-        .testTarget(name: "StoreAPIsTests", dependencies: ["StoreAPIs"]),
+        .testTarget(name: "StoreAPIsTests", dependencies: [
+            "StoreAPIs",
+            .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "_CryptoExtras", package: "swift-crypto"),
+        ]),
         // Fixtures/LegacySchema: the first releases' migrations, as released, for the adoption tests.
         .testTarget(name: "PurchaseLedgerTests", dependencies: ["PurchaseLedger", "Postgres", "LedgerJSON", "LedgerDemo", "LedgerOutput", "LedgerTestSupport",
                                                                 .product(name: "Logging", package: "swift-log")],

@@ -63,10 +63,12 @@ actor GoogleAccessTokens {
     /// server to server applications": the JWT bearer grant).
     static func fetch(account: GoogleServiceAccount, http: StoreHTTPClient,
                       now: @Sendable () -> Date) async throws -> Token {
+        // The token's age is judged by `now` (a test's clock); the assertion's times are the real
+        // ones, as Google checks them against its own clock.
         let sent = now()
         let assertion: String
         do {
-            assertion = try account.assertion(now: sent)
+            assertion = try account.assertion(now: Date())
         } catch {
             throw StoreAPIError(store: .googleOAuth, route: route, kind: .invalidRequest, detail: "cannot sign the assertion")
         }
