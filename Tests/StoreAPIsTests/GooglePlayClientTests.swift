@@ -7,7 +7,7 @@ import Testing
     static let package = FakeStoreAPI.packageName
 
     /// A subscription as Google answers one: two line items, one priced, one without a price.
-    static let subscription: [String: Any] = [
+    static var subscription: [String: Any] { [
         "kind": "androidpublisher#subscriptionPurchaseV2", "regionCode": "US",
         "startTime": "2026-02-01T00:00:00Z", "subscriptionState": "SUBSCRIPTION_STATE_ACTIVE",
         "latestOrderId": "GPA.1234-5678-9012-34567..3",
@@ -23,7 +23,7 @@ import Testing
             ["productId": "vip_addon", "expiryTime": "2026-04-01T02:00:00+02:00",
              "autoRenewingPlan": ["autoRenewEnabled": false]],
         ],
-    ]
+    ] }
 
     static func state(_ google: [String: Any] = [:], faults: [[String: Any]] = []) -> [String: Any] {
         var g: [String: Any] = ["packageName": package, "subscriptionsV2": ["gtok-1": subscription]]

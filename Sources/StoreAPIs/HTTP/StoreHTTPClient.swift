@@ -83,7 +83,7 @@ public final class StoreHTTPClient: Sendable {
                 "store": "\(store.rawValue)", "route": "\(route)", "status": "\(response.status.code)",
                 "ms": "\((ContinuousClock.now - started).milliseconds)",
             ])
-            return Answer(status: Int(response.status.code), headers: response.headers, body: Data(buffer: bytes))
+            return Answer(status: Int(response.status.code), headers: response.headers, body: Data(bytes.readableBytesView))
         } catch is CancellationError {
             throw CancellationError()
         } catch {
@@ -109,10 +109,7 @@ public final class StoreHTTPClient: Sendable {
             }
             return StoreAPIError(store: store, route: route, kind: .connection, detail: Self.code(of: error))
         }
-        if error is NIOConnectionError || error is ChannelError || error is IOError {
-            return StoreAPIError(store: store, route: route, kind: .connection, detail: Self.code(of: error))
-        }
-        return StoreAPIError(store: store, route: route, kind: .connection, detail: String(describing: type(of: error)))
+        return StoreAPIError(store: store, route: route, kind: .connection, detail: Self.code(of: error))
     }
 
     /// A short name for a transport error, with nothing of the request in it.
@@ -125,7 +122,6 @@ public final class StoreHTTPClient: Sendable {
             return names.first { $0.0 == error }?.1 ?? "HTTP client error"
         }
         if let error = error as? IOError { return "I/O error \(error.errnoCode)" }
-        if error is NIOConnectionError { return "connection refused" }
         return String(describing: type(of: error))
     }
 }
