@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "Postgres", targets: ["Postgres"]),
         .library(name: "LedgerServer", targets: ["LedgerServer"]),
         .library(name: "LedgerJSON", targets: ["LedgerJSON"]),
+        .library(name: "StoreAPIs", targets: ["StoreAPIs"]),
         .executable(name: "ledger", targets: ["ledger"]),
         .executable(name: "ledger-bench", targets: ["ledger-bench"]),
     ],
@@ -29,6 +30,10 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        // The store clients' HTTP: pooled connections, timeouts, TLS to the real hosts.
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        // ByteBuffer and HTTPHeaders: the types of async-http-client's own API.
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         // libpq from Debian's libpq-dev, through pkg-config.
@@ -89,6 +94,20 @@ let package = Package(
             exclude: ["openapi.json"],
             plugins: ["OpenAPIPlugin"]
         ),
+        // The clients of the Play Developer API and the App Store Server API: their credentials
+        // (a service-account token, an ES256 JWT), typed answers and typed errors. A leaf: it knows
+        // nothing of the ledger.
+        .target(
+            name: "StoreAPIs",
+            dependencies: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // Realistic ledger traffic from a fixed seed, for `ledger demo`, the benchmark and tests.
         .target(name: "LedgerDemo", dependencies: ["PurchaseLedger", "LedgerJSON"]),
         // The contract's printed forms, for the command (and a server): ingest's result lines, the
@@ -125,6 +144,12 @@ let package = Package(
         ),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres"]),
         .testTarget(name: "LedgerJSONTests", dependencies: ["LedgerJSON"]),
+        // The store clients over real loopback HTTP against the shared fake of both stores.
+        .testTarget(name: "StoreAPIsTests", dependencies: [
+            "StoreAPIs",
+            .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "_CryptoExtras", package: "swift-crypto"),
+        ]),
         // Fixtures/LegacySchema: the first releases' migrations, as released, for the adoption tests.
         .testTarget(name: "PurchaseLedgerTests", dependencies: ["PurchaseLedger", "Postgres", "LedgerJSON", "LedgerDemo", "LedgerOutput", "LedgerTestSupport",
                                                                 .product(name: "Logging", package: "swift-log")],

@@ -1,0 +1,154 @@
+import Foundation
+import StoreAPIs
+
+/// `shared/tools/fake-store-api`, the loopback double of both stores, run for one test: its own
+/// keys, state and calls log in a temporary folder, on a free port. `stop()` ends it.
+final class FakeStoreAPI: @unchecked Sendable {
+    // @unchecked: every stored property is set in `init` and never changed; `Process` is used from
+    // one task at a time (start, then stop).
+    let directory: URL
+    let baseURL: String
+    let appleKeyId: String
+    let appleIssuerId: String
+    private let process: Process
+
+    /// `shared/` beside the repository (override with FAKE_STORE_API).
+    static let tool: String = ProcessInfo.processInfo.environment["FAKE_STORE_API"] ?? URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("shared/tools/fake-store-api").path
+
+    static let packageName = "com.example.game"
+    static let bundleId = "com.example.game"
+
+    /// Writes keys, then `state` (with `credentials` added) and starts the fake on port 0.
+    init(state: [String: Any]) async throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("fake-store-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        _ = try await Self.run(["keys", "--out", directory.appendingPathComponent("keys").path])
+        var state = state
+        state["credentials"] = "keys/credentials.json"
+        try JSONSerialization.data(withJSONObject: state).write(to: directory.appendingPathComponent("state.json"))
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.tool)
+        process.arguments = ["--state", directory.appendingPathComponent("state.json").path,
+                             "--calls", directory.appendingPathComponent("calls.jsonl").path, "--port", "0"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        self.process = process
+        let line = try await Self.firstLine(of: output.fileHandleForReading)
+        guard line.hasPrefix("listening ") else {
+            process.terminate()
+            throw FakeError("fake-store-api did not start: \(line)")
+        }
+        baseURL = String(line.dropFirst("listening ".count))
+        let keys = try await Self.run(["keys", "--out", directory.appendingPathComponent("keys").path, "--base-url", baseURL])
+        let ids = try JSONSerialization.jsonObject(with: Data(keys.utf8)) as? [String: Any] ?? [:]
+        appleKeyId = ids["appleKeyId"] as? String ?? ""
+        appleIssuerId = ids["appleIssuerId"] as? String ?? ""
+    }
+
+    func stop() {
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    var serviceAccountFile: String { directory.appendingPathComponent("keys/google-service-account.json").path }
+    var appleKeyFile: String { directory.appendingPathComponent("keys/apple-api-key.p8").path }
+
+    func serviceAccount() throws -> GoogleServiceAccount {
+        try GoogleServiceAccount(json: Data(contentsOf: URL(fileURLWithPath: serviceAccountFile)))
+    }
+
+    func appleKey() throws -> AppStoreAPIKey {
+        try AppStoreAPIKey(pem: String(contentsOfFile: appleKeyFile, encoding: .utf8), keyId: appleKeyId, issuerId: appleIssuerId)
+    }
+
+    /// The requests the fake received, in order (CALLS.jsonl).
+    func calls() throws -> [Call] {
+        let url = directory.appendingPathComponent("calls.jsonl")
+        guard let text = try? String(contentsOf: url, encoding: .utf8) else { return [] }
+        return try text.split(separator: "\n").map { line in
+            guard let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else {
+                throw FakeError("a calls line is not an object")
+            }
+            return Call(object: object)
+        }
+    }
+
+    /// One line of CALLS.jsonl.
+    struct Call: @unchecked Sendable {
+        // @unchecked: a parsed JSON object, read only.
+        let object: [String: Any]
+        var api: String { object["api"] as? String ?? "" }
+        var method: String { object["method"] as? String ?? "" }
+        var path: String { object["path"] as? String ?? "" }
+        var status: Int? { object["status"] as? Int }
+        var auth: String? { object["auth"] as? String }
+        var query: [String: Any] { object["query"] as? [String: Any] ?? [:] }
+        var body: [String: Any]? { object["body"] as? [String: Any] }
+        var isToken: Bool { api == "token" }
+    }
+
+    static func run(_ arguments: [String]) async throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: tool)
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = try await Task.detached { output.fileHandleForReading.readDataToEndOfFile() }.value
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw FakeError("fake-store-api \(arguments.first ?? "") failed") }
+        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Reads up to the first newline, off the cooperative pool.
+    static func firstLine(of handle: FileHandle) async throws -> String {
+        try await Task.detached {
+            var bytes = Data()
+            while true {
+                let chunk = try handle.read(upToCount: 1) ?? Data()
+                if chunk.isEmpty || chunk == Data("\n".utf8) { break }
+                bytes.append(chunk)
+            }
+            return String(decoding: bytes, as: UTF8.self)
+        }.value
+    }
+}
+
+struct FakeError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Runs `body` with a started fake and a fresh HTTP client, stopping both whatever happens.
+func withFake<T>(_ state: [String: Any], configuration: StoreHTTPClient.Configuration = .init(),
+                 _ body: (FakeStoreAPI, StoreHTTPClient) async throws -> T) async throws -> T {
+    let fake = try await FakeStoreAPI(state: state)
+    let http = StoreHTTPClient(configuration: configuration)
+    do {
+        let result = try await body(fake, http)
+        try await http.shutdown()
+        fake.stop()
+        return result
+    } catch {
+        try? await http.shutdown()
+        fake.stop()
+        throw error
+    }
+}
+
+/// A compact JWS whose payload is `payload` (unsigned: the clients do not verify what they pass on).
+func unsignedJWS(_ payload: String) -> String {
+    func b64(_ text: String) -> String {
+        Data(text.utf8).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+    }
+    return b64(#"{"alg":"ES256","x5c":[]}"#) + "." + b64(payload) + ".c2lnbmF0dXJl"
+}
