@@ -79,10 +79,9 @@ import Testing
         #expect(longClaims?["exp"] as? Int == 3600)
     }
 
-    @Test func theJWTIsReusedForMinutesThenReplaced() throws {
+    @Test func theJWTIsReusedForMinutesThenReplaced() async throws {
         let clock = TestClock()
         let http = StoreHTTPClient()
-        defer { Task { try? await http.shutdown() } }
         let client = AppStoreServerClient(key: AppStoreAPIKey(privateKey: .init(), keyId: "K", issuerId: "I"),
                                           bundleId: "com.example.game", http: http, now: { clock.now })
         let first = try client.jwt()
@@ -92,6 +91,7 @@ import Testing
         let second = try client.jwt()
         clock.advance(301)
         #expect(try client.jwt() != second)
+        try await http.shutdown()
     }
 
     @Test func a401GetsANewJWTAndTheCallIsTriedOnceMore() async throws {

@@ -49,10 +49,12 @@ final class FakeStoreAPI: @unchecked Sendable {
         appleIssuerId = ids["appleIssuerId"] as? String ?? ""
     }
 
+    /// Kills the fake (SIGKILL: the test process's threads block SIGTERM, and a child inherits
+    /// that mask, so the fake would never see it) and removes its folder. It writes each call to
+    /// CALLS.jsonl as it answers, so nothing is lost.
     func stop() {
         if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
+            kill(process.processIdentifier, SIGKILL)
         }
         try? FileManager.default.removeItem(at: directory)
     }
@@ -102,23 +104,31 @@ final class FakeStoreAPI: @unchecked Sendable {
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
         try process.run()
-        let data = try await Task.detached { output.fileHandleForReading.readDataToEndOfFile() }.value
-        process.waitUntilExit()
+        let data = await offThePool { output.fileHandleForReading.readDataToEndOfFile() }
+        // Its output is closed: it is exiting. Poll rather than `waitUntilExit`, which spins a run
+        // loop on a thread of the cooperative pool.
+        while process.isRunning { try await Task.sleep(for: .milliseconds(10)) }
         guard process.terminationStatus == 0 else { throw FakeError("fake-store-api \(arguments.first ?? "") failed") }
         return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    /// Reads up to the first newline, off the cooperative pool.
+    /// Reads up to the first newline.
     static func firstLine(of handle: FileHandle) async throws -> String {
-        try await Task.detached {
+        await offThePool {
             var bytes = Data()
-            while true {
-                let chunk = try handle.read(upToCount: 1) ?? Data()
-                if chunk.isEmpty || chunk == Data("\n".utf8) { break }
+            while let chunk = try? handle.read(upToCount: 1), !chunk.isEmpty, chunk != Data("\n".utf8) {
                 bytes.append(chunk)
             }
             return String(decoding: bytes, as: UTF8.self)
-        }.value
+        }
+    }
+
+    /// Runs a blocking read on a dispatch thread, not on one of the few threads of Swift's
+    /// cooperative pool (which every test shares).
+    static func offThePool<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(returning: work()) }
+        }
     }
 }
 
