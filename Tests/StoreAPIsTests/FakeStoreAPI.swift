@@ -1,5 +1,7 @@
 import Foundation
+import Logging
 import StoreAPIs
+import Synchronization
 
 /// `shared/tools/fake-store-api`, the loopback double of both stores, run for one test: its own
 /// keys, state and calls log in a temporary folder, on a free port. `stop()` ends it.
@@ -139,9 +141,10 @@ struct FakeError: Error, CustomStringConvertible {
 
 /// Runs `body` with a started fake and a fresh HTTP client, stopping both whatever happens.
 func withFake<T>(_ state: [String: Any], configuration: StoreHTTPClient.Configuration = .init(),
+                 logger: Logger = Logger(label: "StoreAPIsTests"),
                  _ body: (FakeStoreAPI, StoreHTTPClient) async throws -> T) async throws -> T {
     let fake = try await FakeStoreAPI(state: state)
-    let http = StoreHTTPClient(configuration: configuration)
+    let http = StoreHTTPClient(configuration: configuration, logger: logger)
     do {
         let result = try await body(fake, http)
         try await http.shutdown()
@@ -161,4 +164,28 @@ func unsignedJWS(_ payload: String) -> String {
             .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
     }
     return b64(#"{"alg":"ES256","x5c":[]}"#) + "." + b64(payload) + ".c2lnbmF0dXJl"
+}
+
+/// Keeps every log line (message and metadata as text), at every level.
+struct RecordingLogHandler: LogHandler {
+    final class Lines: Sendable {
+        private let lines = Mutex<[String]>([])
+        var all: [String] { lines.withLock { $0 } }
+        func append(_ line: String) { lines.withLock { $0.append(line) } }
+    }
+
+    let lines: Lines
+    var logLevel: Logger.Level = .trace
+    var metadata: Logger.Metadata = [:]
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String,
+             file: String, function: String, line: UInt) {
+        let all = self.metadata.merging(metadata ?? [:]) { _, new in new }
+        lines.append("\(level) \(message) \(all.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))")
+    }
 }
