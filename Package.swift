@@ -147,6 +147,7 @@ let package = Package(
         // The store clients over real loopback HTTP against the shared fake of both stores.
         .testTarget(name: "StoreAPIsTests", dependencies: [
             "StoreAPIs",
+            .product(name: "Logging", package: "swift-log"),
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "_CryptoExtras", package: "swift-crypto"),
         ]),

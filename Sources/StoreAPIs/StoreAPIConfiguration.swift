@@ -9,7 +9,9 @@ import Foundation
 public struct StoreAPIConfiguration: Sendable {
     /// The Play Developer API's credentials and URL.
     public struct Google: Sendable {
+        /// `LEDGER_GOOGLE_SERVICE_ACCOUNT_FILE`, read and checked.
         public var serviceAccount: GoogleServiceAccount
+        /// `LEDGER_GOOGLE_API_URL`.
         public var apiURL: String
 
         public init(serviceAccount: GoogleServiceAccount, apiURL: String = GooglePlayClient.defaultBaseURL) {
@@ -25,8 +27,11 @@ public struct StoreAPIConfiguration: Sendable {
 
     /// The App Store Server API's key and URLs.
     public struct Apple: Sendable {
+        /// `LEDGER_APPLE_API_KEY_FILE` with `LEDGER_APPLE_API_KEY_ID` and `LEDGER_APPLE_API_ISSUER_ID`.
         public var key: AppStoreAPIKey
+        /// `LEDGER_APPLE_API_URL`.
         public var productionURL: String
+        /// `LEDGER_APPLE_API_SANDBOX_URL`.
         public var sandboxURL: String
 
         public init(key: AppStoreAPIKey, productionURL: String = AppStoreServerClient.defaultProductionURL,
@@ -52,10 +57,13 @@ public struct StoreAPIConfiguration: Sendable {
         case fixed(ConsumptionRequest.RefundPreference)
     }
 
+    /// Nil when `LEDGER_GOOGLE_SERVICE_ACCOUNT_FILE` is unset: Google is never asked.
     public var google: Google?
+    /// Nil when the App Store key variables are unset: Apple is never asked.
     public var apple: Apple?
     /// `LEDGER_APPLE_CONSUMPTION_ANSWERS=on`: answer `CONSUMPTION_REQUEST`s.
     public var appleConsumptionAnswers: Bool
+    /// `LEDGER_APPLE_REFUND_PREFERENCE` (default `auto`).
     public var appleRefundPreference: RefundPreferenceSetting
     /// `LEDGER_APPLE_SAMPLE_CONTENT_PROVIDED`, sent as `sampleContentProvided`.
     public var appleSampleContentProvided: Bool
@@ -76,7 +84,9 @@ public struct StoreAPIConfiguration: Sendable {
 
     /// A variable that is wrong, and why. The message names the variable and never quotes key material.
     public struct ConfigurationError: Error, Sendable, Equatable, CustomStringConvertible {
+        /// The variable, e.g. `LEDGER_APPLE_API_KEY_FILE`.
         public var variable: String
+        /// Why it is refused (a path at most, never a key).
         public var message: String
 
         public var description: String { "\(variable): \(message)" }

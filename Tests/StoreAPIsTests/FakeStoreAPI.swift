@@ -1,5 +1,7 @@
 import Foundation
+import Logging
 import StoreAPIs
+import Synchronization
 
 /// `shared/tools/fake-store-api`, the loopback double of both stores, run for one test: its own
 /// keys, state and calls log in a temporary folder, on a free port. `stop()` ends it.
@@ -49,10 +51,12 @@ final class FakeStoreAPI: @unchecked Sendable {
         appleIssuerId = ids["appleIssuerId"] as? String ?? ""
     }
 
+    /// Kills the fake (SIGKILL: the test process's threads block SIGTERM, and a child inherits
+    /// that mask, so the fake would never see it) and removes its folder. It writes each call to
+    /// CALLS.jsonl as it answers, so nothing is lost.
     func stop() {
         if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
+            kill(process.processIdentifier, SIGKILL)
         }
         try? FileManager.default.removeItem(at: directory)
     }
@@ -102,23 +106,31 @@ final class FakeStoreAPI: @unchecked Sendable {
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
         try process.run()
-        let data = try await Task.detached { output.fileHandleForReading.readDataToEndOfFile() }.value
-        process.waitUntilExit()
+        let data = await offThePool { output.fileHandleForReading.readDataToEndOfFile() }
+        // Its output is closed: it is exiting. Poll rather than `waitUntilExit`, which spins a run
+        // loop on a thread of the cooperative pool.
+        while process.isRunning { try await Task.sleep(for: .milliseconds(10)) }
         guard process.terminationStatus == 0 else { throw FakeError("fake-store-api \(arguments.first ?? "") failed") }
         return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    /// Reads up to the first newline, off the cooperative pool.
+    /// Reads up to the first newline.
     static func firstLine(of handle: FileHandle) async throws -> String {
-        try await Task.detached {
+        await offThePool {
             var bytes = Data()
-            while true {
-                let chunk = try handle.read(upToCount: 1) ?? Data()
-                if chunk.isEmpty || chunk == Data("\n".utf8) { break }
+            while let chunk = try? handle.read(upToCount: 1), !chunk.isEmpty, chunk != Data("\n".utf8) {
                 bytes.append(chunk)
             }
             return String(decoding: bytes, as: UTF8.self)
-        }.value
+        }
+    }
+
+    /// Runs a blocking read on a dispatch thread, not on one of the few threads of Swift's
+    /// cooperative pool (which every test shares).
+    static func offThePool<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(returning: work()) }
+        }
     }
 }
 
@@ -129,9 +141,10 @@ struct FakeError: Error, CustomStringConvertible {
 
 /// Runs `body` with a started fake and a fresh HTTP client, stopping both whatever happens.
 func withFake<T>(_ state: [String: Any], configuration: StoreHTTPClient.Configuration = .init(),
+                 logger: Logger = Logger(label: "StoreAPIsTests"),
                  _ body: (FakeStoreAPI, StoreHTTPClient) async throws -> T) async throws -> T {
     let fake = try await FakeStoreAPI(state: state)
-    let http = StoreHTTPClient(configuration: configuration)
+    let http = StoreHTTPClient(configuration: configuration, logger: logger)
     do {
         let result = try await body(fake, http)
         try await http.shutdown()
@@ -151,4 +164,28 @@ func unsignedJWS(_ payload: String) -> String {
             .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
     }
     return b64(#"{"alg":"ES256","x5c":[]}"#) + "." + b64(payload) + ".c2lnbmF0dXJl"
+}
+
+/// Keeps every log line (message and metadata as text), at every level.
+struct RecordingLogHandler: LogHandler {
+    final class Lines: Sendable {
+        private let lines = Mutex<[String]>([])
+        var all: [String] { lines.withLock { $0 } }
+        func append(_ line: String) { lines.withLock { $0.append(line) } }
+    }
+
+    let lines: Lines
+    var logLevel: Logger.Level = .trace
+    var metadata: Logger.Metadata = [:]
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String,
+             file: String, function: String, line: UInt) {
+        let all = self.metadata.merging(metadata ?? [:]) { _, new in new }
+        lines.append("\(level) \(message) \(all.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))")
+    }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import StoreAPIs
 import Testing
 
@@ -180,8 +181,10 @@ import Testing
             let base = "/androidpublisher/v3/applications/\(Self.package)/purchases/"
             #expect(posts.map(\.path) == [base + "subscriptions/vip_month/tokens/gtok-1:acknowledge",
                                           base + "products/gem_100/tokens/ptok-1:acknowledge"])
-            #expect(posts.allSatisfy { $0.status == 204 && $0.object["note"] as? [String: Any] == nil
-                || ($0.object["note"] as? [String: Any])?["subscriptionIdMatches"] as? Bool == true })
+            #expect(posts.map(\.status) == [204, 204])
+            let notes = posts.map { $0.object["note"] as? [String: Any] ?? [:] }
+            #expect(notes[0]["subscriptionIdMatches"] as? Bool == true)
+            #expect(notes.allSatisfy { $0["repeat"] == nil })
         }
     }
 
@@ -209,6 +212,26 @@ import Testing
             #expect(lists.count == 3)
             #expect(lists.allSatisfy { $0.query["type"] as? String == "1" && $0.status == 200 })
             #expect(lists[0].query["token"] == nil && lists[1].query["token"] != nil && lists[2].query["token"] != nil)
+        }
+    }
+
+    @Test func partialRefundsAreListedOnlyWhenAskedFor() async throws {
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let voided: [[String: Any]] = [
+            ["purchaseToken": "vtok-1", "orderId": "GPA.1", "purchaseTimeMillis": String(now - 7_200_000),
+             "voidedTimeMillis": String(now - 3_600_000), "voidedSource": 1, "voidedReason": 0],
+            ["purchaseToken": "vtok-2", "orderId": "GPA.2", "purchaseTimeMillis": String(now - 7_200_000),
+             "voidedTimeMillis": String(now - 3_600_000), "voidedSource": 2, "voidedReason": 7, "voidedQuantity": 2],
+        ]
+        try await withFake(Self.state(["voidedPurchases": voided])) { fake, http in
+            let client = GooglePlayClient(account: try fake.serviceAccount(), baseURL: fake.baseURL, http: http)
+            let start = Date().addingTimeInterval(-86_400)
+            let whole = try await client.allVoidedPurchases(packageName: Self.package, startTime: start, endTime: Date())
+            #expect(whole.map(\.orderId) == ["GPA.1"])
+            let all = try await client.allVoidedPurchases(packageName: Self.package, startTime: start, endTime: Date(),
+                                                          includeQuantityBasedPartialRefund: true)
+            #expect(all.map(\.orderId) == ["GPA.1", "GPA.2"])
+            #expect(all[1].voidedQuantity == 2 && all[1].voidedReason == 7 && all[1].voidedSource == 2)
         }
     }
 
@@ -242,12 +265,14 @@ import Testing
         let faults: [[String: Any]] = [["method": "GET", "pathRegex": "subscriptionsv2/", "responses": [["delaySeconds": 3]]]]
         try await withFake(Self.state(faults: faults), configuration: .init(requestTimeout: .seconds(1))) { fake, http in
             let client = GooglePlayClient(account: try fake.serviceAccount(), baseURL: fake.baseURL, http: http)
+            // The token first (the fault is on subscriptionsv2 only), so that only the slow call is timed.
+            _ = try? await client.productV2(packageName: Self.package, token: "unknown")
             let started = ContinuousClock.now
             let error = try await #require(throws: StoreAPIError.self) {
                 _ = try await client.subscriptionV2(packageName: Self.package, token: "gtok-1")
             }
             #expect(error.kind == .timeout && error.isRetryable)
-            #expect(ContinuousClock.now - started < .seconds(2.5))
+            #expect(ContinuousClock.now - started < .seconds(2.9))
         }
     }
 
@@ -298,6 +323,37 @@ import Testing
             }
             #expect(refused.status == 400 && !refused.isRetryable && refused.storeCode == "invalid_request")
             #expect(try await client.subscriptionV2(packageName: Self.package, token: "gtok-1").lineItems.count == 2)
+        }
+    }
+}
+
+/// What the clients log: route templates and statuses, never a token, JWT, path or key.
+@Suite struct StoreLogTests {
+    @Test func logsHoldNoSecret() async throws {
+        let lines = RecordingLogHandler.Lines()
+        let logger = Logger(label: "StoreAPIsTests") { _ in RecordingLogHandler(lines: lines) }
+        let secret = "secret-purchase-token-8d1e0b"
+        var state = GooglePlayClientTests.state(
+            ["subscriptionsV2": [secret: GooglePlayClientTests.subscription]],
+            faults: [["method": "GET", "pathRegex": "subscriptionsv2/", "responses": [["status": 401]]],
+                     ["method": "PUT", "pathRegex": "consumption/", "responses": [["status": 401]]]])
+        state["apple"] = AppStoreServerClientTests.state()["apple"]
+        try await withFake(state, logger: logger) { fake, http in
+            let google = GooglePlayClient(account: try fake.serviceAccount(), baseURL: fake.baseURL, http: http)
+            _ = try await google.subscriptionV2(packageName: GooglePlayClientTests.package, token: secret)
+            _ = try? await google.productV2(packageName: GooglePlayClientTests.package, token: secret)
+            let apple = try AppStoreServerClientTests.client(fake, http)
+            try await apple.sendConsumptionInformation(
+                transactionId: AppStoreServerClientTests.consumable,
+                body: ConsumptionRequest(deliveryStatus: .delivered, sampleContentProvided: false), environment: .production)
+            let account = try String(contentsOfFile: fake.serviceAccountFile, encoding: .utf8)
+            let pemLine = try #require(account.split(separator: "\\n").dropFirst().first)
+            let text = lines.all.joined(separator: "\n")
+            #expect(text.contains("route=subscriptionsv2.get") && text.contains("status=401") && text.contains("route=consumption.send"))
+            #expect(text.contains("route=oauth2.token"))
+            for forbidden in [secret, "ya29", "eyJ", "Bearer", String(pemLine), "/androidpublisher/", "/inApps/"] {
+                #expect(!text.contains(forbidden), "the logs hold \(forbidden.prefix(12))…")
+            }
         }
     }
 }

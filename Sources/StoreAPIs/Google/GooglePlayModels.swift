@@ -22,6 +22,7 @@ public struct SubscriptionPurchaseV2: Sendable, Equatable, Decodable {
 
     /// `SubscriptionPurchaseLineItem`.
     public struct LineItem: Sendable, Equatable, Decodable {
+        /// The subscription product (`vip_month`).
         public var productId: String
         /// When this item's current period ends.
         public var expiryTime: Date?
@@ -49,6 +50,7 @@ public struct SubscriptionPurchaseV2: Sendable, Equatable, Decodable {
 
     /// `AutoRenewingPlan`.
     public struct AutoRenewingPlan: Sendable, Equatable, Decodable {
+        /// Whether the subscription renews at the end of the period.
         public var autoRenewEnabled: Bool?
         /// The price of the next renewal; absent in some answers (the ledger then keeps the last price).
         public var recurringPrice: GoogleMoney?
@@ -84,7 +86,9 @@ public struct SubscriptionPurchaseV2: Sendable, Equatable, Decodable {
 public struct GoogleMoney: Sendable, Equatable, Decodable {
     /// ISO 4217 (`USD`).
     public var currencyCode: String
+    /// Whole units, a decimal integer as Google writes it (`"4"`, `"-1"`).
     public var units: String
+    /// Billionths of a unit, of the same sign as `units`.
     public var nanos: Int
 
     public init(currencyCode: String, units: String, nanos: Int) {
@@ -106,6 +110,7 @@ public struct GoogleMoney: Sendable, Equatable, Decodable {
 
 /// `purchases.productsv2.getproductpurchasev2`'s answer (`ProductPurchaseV2`).
 public struct ProductPurchaseV2: Sendable, Equatable, Decodable {
+    /// The order (`GPA.2222-3333-4444-55555`): the payment's transaction id.
     public var orderId: String?
     /// When the purchase was completed.
     public var purchaseCompletionTime: Date?
@@ -145,6 +150,7 @@ public struct ProductPurchaseV2: Sendable, Equatable, Decodable {
 
 /// One entry of `purchases.voidedpurchases.list` (`VoidedPurchase`).
 public struct VoidedPurchase: Sendable, Equatable, Decodable {
+    /// The voided purchase's token.
     public var purchaseToken: String
     public var orderId: String?
     /// When the purchase was made, in milliseconds since the epoch.
@@ -173,6 +179,7 @@ public struct VoidedPurchase: Sendable, Equatable, Decodable {
 
 /// One page of voided purchases.
 public struct VoidedPurchasesPage: Sendable, Equatable, Decodable {
+    /// This page's purchases, in Google's order.
     public var voidedPurchases: [VoidedPurchase]
     /// `tokenPagination.nextPageToken`: present when more pages follow.
     public var nextPageToken: String?

@@ -50,6 +50,7 @@ public struct StoreAPIError: Error, Sendable, Equatable, CustomStringConvertible
     /// A short, secret-free note about a failure that is not the store's (`connection refused`).
     public var detail: String?
 
+    /// An error; `storeMessage` and `detail` are cut to 300 characters.
     public init(store: Store, route: String, kind: Kind, storeCode: String? = nil, storeMessage: String? = nil,
                 retryAfter: TimeInterval? = nil, detail: String? = nil) {
         self.store = store

@@ -17,6 +17,7 @@ public final class StoreHTTPClient: Sendable {
         /// Connections kept open to one host (HTTP/1.1).
         public var connectionsPerHost: Int
 
+        /// Defaults: 10 s to connect, 30 s for a whole request, 8 connections per host.
         public init(connectTimeout: Duration = .seconds(10), requestTimeout: Duration = .seconds(30),
                     connectionsPerHost: Int = 8) {
             self.connectTimeout = connectTimeout
