@@ -67,7 +67,7 @@ let package = Package(
         .target(
             name: "PurchaseLedger",
             dependencies: [
-                "Postgres", "LedgerJSON",
+                "Postgres", "LedgerJSON", "StoreAPIs",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -117,7 +117,7 @@ let package = Package(
         .executableTarget(
             name: "ledger",
             dependencies: [
-                "PurchaseLedger", "LedgerJSON", "LedgerDemo", "LedgerOutput", "LedgerServer",
+                "PurchaseLedger", "LedgerJSON", "LedgerDemo", "LedgerOutput", "LedgerServer", "StoreAPIs",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -126,7 +126,7 @@ let package = Package(
         .target(
             name: "LedgerTestSupport",
             dependencies: [
-                "PurchaseLedger", "Postgres", "LedgerJSON",
+                "PurchaseLedger", "Postgres", "LedgerJSON", "StoreAPIs",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
@@ -146,11 +146,13 @@ let package = Package(
         .testTarget(name: "LedgerJSONTests", dependencies: ["LedgerJSON"]),
         // The store clients over real loopback HTTP against the shared fake of both stores.
         .testTarget(name: "StoreAPIsTests", dependencies: [
-            "StoreAPIs",
+            "StoreAPIs", "LedgerTestSupport",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "_CryptoExtras", package: "swift-crypto"),
         ]),
+        // The ledger asking the stores (jobs, reconciliations) against the fake and a real database.
+        .testTarget(name: "StoreJobsTests", dependencies: ["PurchaseLedger", "StoreAPIs", "Postgres", "LedgerJSON", "LedgerTestSupport"]),
         // Fixtures/LegacySchema: the first releases' migrations, as released, for the adoption tests.
         .testTarget(name: "PurchaseLedgerTests", dependencies: ["PurchaseLedger", "Postgres", "LedgerJSON", "LedgerDemo", "LedgerOutput", "LedgerTestSupport",
                                                                 .product(name: "Logging", package: "swift-log")],

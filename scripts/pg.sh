@@ -28,6 +28,13 @@ ensure_packages() {
     command -v pkg-config >/dev/null || missing+=(pkg-config)
     command -v python3 >/dev/null || missing+=(python3)
     if [ ${#missing[@]} -gt 0 ]; then apt_install "${missing[@]}"; fi
+    # The store fake and the scenario runner's minting need python3's cryptography: Debian's
+    # package, or from PyPI when the python3 on PATH is not Debian's (pyenv) and cannot see it.
+    if ! python3 -c 'import cryptography' 2>/dev/null; then
+        apt_install python3-cryptography || true
+        python3 -c 'import cryptography' 2>/dev/null ||
+            python3 -m pip install --quiet --disable-pip-version-check --user cryptography >&2
+    fi
 }
 
 ensure_toolchain() {

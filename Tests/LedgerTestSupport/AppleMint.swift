@@ -1,26 +1,29 @@
 import Foundation
-import LedgerTestSupport
 import PurchaseLedger
 
 /// App Store notifications signed at test time by a chain the test trusts, as Apple sends them.
-struct AppleMint {
-    let chain: TestAppleChain
-    static let bundle = "com.example.game"
+public struct AppleMint {
+    public let chain: TestAppleChain
+    public static let bundle = "com.example.game"
 
-    init(_ variant: TestAppleChain.Variant = .good) {
+    public init(chain: TestAppleChain) {
+        self.chain = chain
+    }
+
+    public init(_ variant: TestAppleChain.Variant = .good) {
         chain = TestAppleChain(variant)
     }
 
     /// What the tests accept: the test chain's root, the example bundle, both environments.
-    var stores: StoreConfiguration {
+    public var stores: StoreConfiguration {
         StoreConfiguration(appleBundleIds: [Self.bundle], appleEnvironments: ["Production", "Sandbox"],
                            appleRoots: chain.roots, googlePackageNames: [Self.bundle])
     }
 
-    static func ms(_ iso: String) -> Int64 { Int64((Fixture.time(iso).timeIntervalSince1970 * 1000).rounded()) }
+    public static func ms(_ iso: String) -> Int64 { Int64((Fixture.time(iso).timeIntervalSince1970 * 1000).rounded()) }
 
     /// A signedTransactionInfo's content (JSON text, signed later).
-    static func transaction(_ id: String, original: String, product: String = "premium_month",
+    public static func transaction(_ id: String, original: String, product: String = "premium_month",
                             purchase: String, expires: String? = nil, type: String = "Auto-Renewable Subscription",
                             account: String? = "acct-1", price: Int = 9990, bundle: String = bundle,
                             environment: String = "Production", extra: String = "") -> String {
@@ -37,7 +40,7 @@ struct AppleMint {
     }
 
     /// A signedRenewalInfo's content.
-    static func renewal(original: String, grace: String? = nil, autoRenew: Int = 1, signed: String) -> String {
+    public static func renewal(original: String, grace: String? = nil, autoRenew: Int = 1, signed: String) -> String {
         var fields = ["\"originalTransactionId\":\"\(original)\"", "\"autoRenewStatus\":\(autoRenew)",
                       "\"productId\":\"premium_month\"", "\"signedDate\":\(ms(signed))"]
         if let grace { fields.append("\"gracePeriodExpiresDate\":\(ms(grace))") }
@@ -45,7 +48,7 @@ struct AppleMint {
     }
 
     /// The decoded payload of a notification (nested parts marked for signing with "$jws").
-    static func payload(_ type: String, subtype: String? = nil, uuid: String, signed: String,
+    public static func payload(_ type: String, subtype: String? = nil, uuid: String, signed: String,
                         transaction: String? = nil, renewal: String? = nil, bundle: String = bundle,
                         environment: String = "Production") -> String {
         var data = ["\"bundleId\":\"\(bundle)\"", "\"environment\":\"\(environment)\"", "\"appAppleId\":1234567890"]
@@ -58,12 +61,12 @@ struct AppleMint {
     }
 
     /// An ingest line for a payload.
-    func line(_ payload: String) -> String {
+    public func line(_ payload: String) -> String {
         "{\"type\":\"appleNotification\",\"signedPayload\":\"\(chain.signNested(payload))\"}"
     }
 
     /// The command for a payload, decoded and verified as `ledger ingest` does.
-    func command(_ payload: String) throws -> LedgerCommand {
+    public func command(_ payload: String) throws -> LedgerCommand {
         try LedgerCommand(line: Array(line(payload).utf8), stores: stores)
     }
 }

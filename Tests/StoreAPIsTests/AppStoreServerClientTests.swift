@@ -1,5 +1,6 @@
+import LedgerTestSupport
 import Foundation
-@testable import StoreAPIs
+import StoreAPIs
 import Testing
 
 /// The App Store Server API client over loopback HTTP against `fake-store-api`.

@@ -1,3 +1,4 @@
+import LedgerTestSupport
 import Foundation
 import Logging
 import StoreAPIs

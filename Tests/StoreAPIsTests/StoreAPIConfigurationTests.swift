@@ -1,3 +1,4 @@
+import LedgerTestSupport
 import _CryptoExtras
 import Crypto
 import Foundation

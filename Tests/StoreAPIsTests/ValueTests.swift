@@ -1,5 +1,6 @@
+import LedgerTestSupport
 import Foundation
-@testable import StoreAPIs
+import StoreAPIs
 import Testing
 
 /// Prices, timestamps, `Retry-After` and the error's text: pure functions, no store.

@@ -14,6 +14,8 @@ DECLARE
     r          ledger.command_result;
     v_pos      bigint;
     v_state    text;
+    v_price    numeric;
+    v_currency text;
 BEGIN
     -- The payment the notification is about; an App Store transaction not yet in the ledger is
     -- recorded first (the store signed it: it is a payment).
@@ -35,6 +37,41 @@ BEGIN
             v_seq := r.payment_seq;
             v_recorded := r.status = 'recorded';
         END IF;
+    ELSIF v_effect = 'learnedPayment' THEN
+        -- A payment the Play Developer API described (CONTRACT.md §6.3). One the ledger holds
+        -- already, whichever channel brought it first, is a duplicate: the first record stands.
+        d := n->'payment';
+        SELECT payment_seq INTO v_seq FROM ledger.payments WHERE store_code = 'GG' AND transaction_id = d->>'transactionId';
+        IF v_seq IS NOT NULL THEN
+            RETURN ROW('duplicate', NULL, NULL, v_seq, NULL, NULL, NULL)::ledger.command_result;
+        END IF;
+        -- The lineage holding the token, with its type and latest price; else a new lineage
+        -- named by the order id without its renewal suffix (n->>'originalTransactionId').
+        SELECT lineage_id, product_type, price, currency INTO v_lineage, v_type, v_price, v_currency
+          FROM ledger.payments
+         WHERE store_code = 'GG' AND token_sha256 = decode(n->>'purchaseTokenSha256', 'hex') AND lineage_id IS NOT NULL
+         ORDER BY purchase_time DESC, payment_seq DESC LIMIT 1;
+        IF n->>'storeProductType' = 'consumable' THEN
+            v_type := 'CONSUMABLE';
+            SELECT price, currency INTO v_price, v_currency FROM ledger.products
+             WHERE store_code = 'GG' AND product_id = d->>'productId';
+        ELSE
+            v_type := coalesce(v_type,
+                (SELECT product_type FROM ledger.products WHERE store_code = 'GG' AND product_id = d->>'productId'),
+                'AUTO_RENEWABLE');
+            v_lineage := coalesce(v_lineage, n->>'originalTransactionId');
+        END IF;
+        IF d->>'price' IS NULL THEN
+            IF v_price IS NULL THEN
+                RETURN ledger.rejected('PRODUCT_INVALID', format(
+                    'product %s: the store''s answer has no price, and no product line declared one', d->>'productId'));
+            END IF;
+            d := d || jsonb_build_object('price', v_price::text, 'currency', v_currency);
+        END IF;
+        d := d || jsonb_build_object('userId', p_owner, 'productType', v_type, 'paymentSeq', d->>'transactionId')
+               || CASE WHEN v_type <> 'CONSUMABLE' THEN jsonb_build_object('originalTransactionId', v_lineage) ELSE '{}' END;
+        RETURN ledger.record_payment_core(
+            CASE WHEN v_type <> 'CONSUMABLE' AND d->>'transactionId' <> v_lineage THEN 'renewal' ELSE 'purchase' END, d, true);
     ELSIF v_effect = 'payment' THEN
         RETURN ledger.record_payment_core(CASE WHEN n->'payment'->>'transactionId'
                                                     = coalesce(n->'payment'->>'originalTransactionId', n->'payment'->>'transactionId')
@@ -57,7 +94,17 @@ BEGIN
         END IF;
     END IF;
 
-    IF v_effect = 'payment' THEN
+    IF v_effect = 'consumptionRequest' THEN
+        -- Apple asks whether a refunded item was delivered (§6.4): a job answers it from the
+        -- payment's facts when it runs, within 12 hours of the request's signedDate.
+        PERFORM ledger.add_job(jsonb_build_object(
+            'kind', 'apple.consumption', 'purpose', 'apple.consumption:' || (n->>'notificationId'),
+            'args', jsonb_build_object('notificationId', n->>'notificationId', 'transactionId', n->>'transactionId',
+                                       'signedDate', n->>'effectiveAt', 'environment', n->>'environment',
+                                       'bundleId', n->>'bundleId')),
+            NULL, NULL);
+        RETURN ROW('recorded', NULL, NULL, v_seq, NULL, NULL, NULL)::ledger.command_result;
+    ELSIF v_effect = 'payment' THEN
         RETURN ROW(CASE WHEN v_recorded THEN 'recorded' ELSE 'duplicate' END, NULL, NULL, v_seq, NULL, NULL, NULL)::ledger.command_result;
     ELSIF v_effect IN ('refund', 'revoke', 'revokeLatest') THEN
         IF v_seq IS NULL THEN

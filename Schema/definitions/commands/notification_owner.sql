@@ -3,8 +3,9 @@
 --   them: transactionId, originalTransactionId, appAccountToken, storeProductType
 --   ('consumable' | 'subscription'), payment (the §2.1 event data, without userId for App Store),
 --   refundAt, reason, expiryTime, gracePeriodExpiresAt, purchaseTokenSha256, orderId; and the
---   store's own text (signedPayload, or Google's message).
--- effect: payment | autoRenewOff | autoRenewOn | inGracePeriod | billingRetry | onHold | paused |
+--   store's own text (signedPayload, or Google's message). appAccountToken is the store's account
+--   id: Apple's appAccountToken, or Google's obfuscatedExternalAccountId.
+-- effect: payment | learnedPayment | ask | consumptionRequest | autoRenewOff | autoRenewOn | inGracePeriod | billingRetry | onHold | paused |
 --   billingEnded | refund | refundReversed | revoke | revokeLatest | extend | ignored.
 
 -- The user a notification belongs to, or null when the ledger does not know yet.
@@ -27,6 +28,18 @@ BEGIN
         SELECT user_id INTO v_user FROM ledger.payments
          WHERE store_code = 'GG' AND token_sha256 = decode(n->>'purchaseTokenSha256', 'hex')
          ORDER BY purchase_time DESC LIMIT 1;
+        -- A payment the Play Developer API described (§6.3): its obfuscatedExternalAccountId,
+        -- linked to a user by an `accountLink` line.
+        IF v_user IS NULL AND n->>'appAccountToken' IS NOT NULL THEN
+            SELECT user_id INTO v_user FROM ledger.account_links
+             WHERE store_code = 'GG' AND app_account_token = n->>'appAccountToken';
+        END IF;
+        RETURN v_user;
+    END IF;
+    -- Apple's CONSUMPTION_REQUEST is answered from the payment's own facts (§6.4): it waits
+    -- until the ledger holds that transaction.
+    IF n->>'effect' = 'consumptionRequest' THEN
+        SELECT user_id INTO v_user FROM ledger.payments WHERE store_code = 'AS' AND transaction_id = n->>'transactionId';
         RETURN v_user;
     END IF;
     SELECT user_id INTO v_user FROM ledger.lineages

@@ -1,5 +1,9 @@
 -- A verified store notification (CONTRACT.md §5): a duplicate by its id; else applied when its
 -- owner is known, parked when not, ignored when it has no effect; always kept as an event.
+-- Effect 'ask' (§6.3: a Google notification that only the Play Developer API can explain) is
+-- recorded with its job (n->'job': {kind, purpose, args, secret}), which is never kept in the
+-- event: its secret is the purchase token. The job's answer comes back here as a notification
+-- of its own, effect 'learnedPayment' (ledger.finish_job).
 CREATE OR REPLACE FUNCTION ledger.notify(n jsonb)
 RETURNS ledger.command_result
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off AS $$
@@ -10,7 +14,10 @@ DECLARE
     v_outcome text;
     r         ledger.command_result;
     v_pos     bigint;
+    v_job     jsonb := n->'job';
+    v_lineage text;
 BEGIN
+    n := n - 'job';
     IF coalesce(v_store, '') NOT IN ('AS', 'GG') OR coalesce(v_id, '') = '' OR n->>'effect' IS NULL
        OR n->>'effectiveAt' IS NULL THEN
         RETURN ledger.rejected('INVALID_INPUT', 'notification: storeCode, notificationId, effect and effectiveAt are required');
@@ -22,6 +29,12 @@ BEGIN
     IF n->>'effect' = 'ignored' THEN
         v_outcome := 'ignored';
         r := ROW('ignored', NULL, NULL, NULL, NULL, NULL, NULL)::ledger.command_result;
+    ELSIF n->>'effect' = 'ask' THEN
+        IF v_job->>'kind' IS NULL OR v_job->>'purpose' IS NULL THEN
+            RETURN ledger.rejected('INVALID_INPUT', 'notification: an ask needs its job');
+        END IF;
+        v_outcome := 'asked';
+        r := ROW('recorded', NULL, NULL, NULL, NULL, NULL, NULL)::ledger.command_result;
     ELSE
         -- Parking and releasing hold the locks of what they wait for, in the ledger's one lock
         -- order (lock_keys): account link; payment, store transaction, lineage; Google token.
@@ -30,6 +43,16 @@ BEGIN
                                            'payment:' || (n->>'transactionId'),
                                            'transaction:AS:' || (n->>'transactionId'),
                                            'lineage:AS:' || coalesce(n->>'originalTransactionId', n->>'transactionId')]);
+        ELSIF n->>'effect' = 'learnedPayment' THEN
+            -- The lineage is read before its lock is taken, so that every key is taken in order.
+            SELECT lineage_id INTO v_lineage FROM ledger.payments
+             WHERE store_code = 'GG' AND token_sha256 = decode(n->>'purchaseTokenSha256', 'hex')
+             ORDER BY purchase_time DESC LIMIT 1;
+            PERFORM ledger.lock_keys(ARRAY['account:GG:' || (n->>'appAccountToken'),
+                                           'payment:' || (n->'payment'->>'transactionId'),
+                                           'transaction:GG:' || (n->'payment'->>'transactionId'),
+                                           'lineage:GG:' || coalesce(v_lineage, n->>'originalTransactionId'),
+                                           'token:' || (n->>'purchaseTokenSha256')]);
         ELSIF n->>'effect' <> 'payment' THEN
             PERFORM ledger.lock_keys(ARRAY['token:' || (n->>'purchaseTokenSha256')]);
         END IF;
@@ -48,6 +71,9 @@ BEGIN
     v_pos := ledger.append('notification:' || v_store || ':' || v_id, 'NotificationReceived',
                            n || jsonb_build_object('outcome', v_outcome), (n->>'effectiveAt')::timestamptz, 0);
     PERFORM ledger.project_positions(ARRAY[v_pos]);
+    IF v_outcome = 'asked' THEN
+        PERFORM ledger.add_job(v_job - 'secret', v_job->>'secret', v_pos);
+    END IF;
     RETURN r;
 END
 $$;

@@ -225,14 +225,16 @@ BEGIN
             END IF;
 
             IF 'ProductDeclared' = ANY(types) THEN
-            INSERT INTO %1$I.products (store_code, product_id, product_type, position)
+            INSERT INTO %1$I.products (store_code, product_id, product_type, price, currency, position)
             SELECT DISTINCT ON (e.data->>'storeCode', e.data->>'productId')
-                   e.data->>'storeCode', e.data->>'productId', e.data->>'productType', e.position
+                   e.data->>'storeCode', e.data->>'productId', e.data->>'productType',
+                   (e.data->>'price')::numeric, e.data->>'currency', e.position
               FROM ledger.events e
              WHERE %2$s AND e.type = 'ProductDeclared'
              ORDER BY e.data->>'storeCode', e.data->>'productId', e.position DESC
             ON CONFLICT (store_code, product_id) DO UPDATE
-               SET product_type = excluded.product_type, position = excluded.position;
+               SET product_type = excluded.product_type, price = excluded.price, currency = excluded.currency,
+                   position = excluded.position;
             END IF;
 
             IF 'AccountLinked' = ANY(types) THEN

@@ -180,6 +180,8 @@ BEGIN
             store_code   text NOT NULL,
             product_id   text NOT NULL,
             product_type text NOT NULL,
+            price        numeric,       -- a declared price (Google one-time purchases, §6.3)
+            currency     text,
             position     bigint NOT NULL,
             PRIMARY KEY (store_code, product_id)
         );

@@ -119,12 +119,18 @@ extension LedgerCommand {
             self = .product(
                 storeCode: try fields.store(),
                 productId: try fields.string("productId", "gamebaseProductId", "productIdentifier", maxLength: Limits.productId),
-                productType: try fields.productType())
+                productType: try fields.productType(),
+                price: fields.value(["price"]) == nil ? nil : try fields.price(),
+                currency: fields.value(["currency"]) == nil ? nil : try fields.currency())
+            if case .product(_, _, _, let price, let currency) = self, (price == nil) != (currency == nil) {
+                throw fields.invalid(price == nil ? "price" : "currency", "missing: a product's price needs its currency")
+            }
         case "accountLink":
             self = .accountLink(
                 userId: try fields.string("userId", "userID", maxLength: Limits.userId),
                 storeCode: try fields.store(),
-                appAccountToken: try fields.string("appAccountToken", maxLength: Limits.appAccountToken))
+                appAccountToken: try fields.string("appAccountToken", "obfuscatedAccountId", "obfuscatedExternalAccountId",
+                                                   maxLength: Limits.appAccountToken))
         default:
             throw fields.invalid("type", "unknown command \"\(type.prefix(40))\" (expected purchase, renewal, consume, restore, refund, cancel, product, accountLink, appleNotification or googleNotification)")
         }

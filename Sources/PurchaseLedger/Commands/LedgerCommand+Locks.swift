@@ -20,7 +20,7 @@ extension LedgerCommand {
             return ["restore:\(store.rawValue):\(user)"] + purchases.flatMap(\.lockKeys)
         case .notification(let notification):
             return notification.lockKeys
-        case .product(let store, let product, _):
+        case .product(let store, let product, _, _, _):
             return ["product:\(store.rawValue):\(product)"]
         case .accountLink(_, let store, let token):
             return ["account:\(store.rawValue):\(token)"]
@@ -65,12 +65,21 @@ extension StoreNotification {
     /// The keys `ledger.notify` locks for the notification.
     var lockKeys: [String] {
         var keys = ["notification:\(storeCode.rawValue):\(notificationId)"]
-        guard effect != .ignored else { return keys }
+        guard effect != .ignored, effect != .ask else { return keys }
         switch storeCode {
         case .appStore:
             if let appAccountToken { keys.append("account:AS:\(appAccountToken)") }
             if let transactionId { keys += ["payment:\(transactionId)", "transaction:AS:\(transactionId)"] }
             if let lineage = originalTransactionId ?? transactionId { keys.append("lineage:AS:\(lineage)") }
+        case .googlePlay where effect == .learnedPayment:
+            // What `ledger.notify` locks for a payment the Play Developer API described (the
+            // lineage it reads from the token's payments; a new one's name as a stand-in here).
+            if let appAccountToken { keys.append("account:GG:\(appAccountToken)") }
+            if case .object(let d)? = payment.flatMap({ try? JSONParser.parse($0) }), let transaction = d["transactionId"]?.stringValue {
+                keys += ["payment:\(transaction)", "transaction:GG:\(transaction)"]
+            }
+            if let originalTransactionId { keys.append("lineage:GG:\(originalTransactionId)") }
+            if let purchaseTokenSha256 { keys.append("token:\(purchaseTokenSha256)") }
         case .googlePlay:
             if effect != .payment, let purchaseTokenSha256 { keys.append("token:\(purchaseTokenSha256)") }
             // The payment it records, with the keys `apply_payments` takes for it.

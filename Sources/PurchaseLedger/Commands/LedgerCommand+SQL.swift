@@ -20,8 +20,8 @@ extension LedgerCommand {
             return "SELECT \(unsafeSQL: columns) FROM ledger.cancel(\(store.rawValue), \(original), \(time ?? now)::timestamptz)"
         case .notification(let notification):
             return "SELECT \(unsafeSQL: columns) FROM ledger.notify(\(JSONB(text: notification.eventData()))::jsonb)"
-        case .product(let store, let product, let type):
-            return "SELECT \(unsafeSQL: columns) FROM ledger.declare_product(\(store.rawValue), \(product), \(type.rawValue))"
+        case .product(let store, let product, let type, let price, let currency):
+            return "SELECT \(unsafeSQL: columns) FROM ledger.declare_product(\(store.rawValue), \(product), \(type.rawValue), \(price?.description)::numeric, \(currency)::text)"
         case .accountLink(let user, let store, let token):
             return "SELECT \(unsafeSQL: columns) FROM ledger.link_account(\(user), \(store.rawValue), \(token))"
         case .restore(let user, let store, let time, let purchases):

@@ -21,9 +21,11 @@ public enum LedgerCommand: Sendable, Hashable {
     case cancel(storeCode: StoreCode, originalTransactionId: String, time: Date?)
     /// A verified App Store or Google Play notification (CONTRACT.md §5).
     case notification(StoreNotification)
-    /// The type of a store product (`product` line, §5.4).
-    case product(storeCode: StoreCode, productId: String, productType: ProductType)
-    /// Notifications carrying `appAccountToken` belong to `userId` (`accountLink` line, §5.4).
+    /// The type of a store product, and optionally its price (`product` line, §5.4 and §6.3).
+    case product(storeCode: StoreCode, productId: String, productType: ProductType, price: Price? = nil, currency: String? = nil)
+    /// Notifications carrying `appAccountToken` (App Store) or payments the Play Developer API
+    /// describes with that `obfuscatedExternalAccountId` belong to `userId` (`accountLink` line,
+    /// §5.4 and §6.3).
     case accountLink(userId: String, storeCode: StoreCode, appAccountToken: String)
 
     /// The payment the command is about, when there is one.

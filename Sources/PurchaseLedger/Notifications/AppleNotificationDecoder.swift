@@ -28,6 +28,12 @@ struct AppleNotificationDecoder {
             effect: Self.effect(type: type, subtype: subtype),
             effectiveAt: signedDate,
             proof: Self.proof(signedPayload))
+        if type == "CONSUMPTION_REQUEST", stores.answersConsumptionRequests {
+            // Its job calls the App Store Server API of this app and environment.
+            notification.effect = .consumptionRequest
+            notification.environment = try signed.data?.optionalString("environment", maxLength: 64)
+            notification.bundleId = try signed.data?.optionalString("bundleId", maxLength: 255)
+        }
         guard notification.effect != .ignored else { return notification }
         guard let transaction else {
             throw LedgerError.invalid("signedPayload.data.signedTransactionInfo", "missing: a \(type) notification names its transaction")
@@ -45,8 +51,10 @@ struct AppleNotificationDecoder {
         notification.originalTransactionId = try transaction.optionalString(
             "originalTransactionId", maxLength: LedgerCommand.Limits.transactionId) ?? transactionId
         notification.appAccountToken = try transaction.optionalString("appAccountToken", maxLength: LedgerCommand.Limits.appAccountToken)
-        notification.payment = try Self.payment(transaction, subscription: notification.storeProductType == "subscription",
-                                                required: notification.effect == .payment)
+        if notification.effect != .consumptionRequest {
+            notification.payment = try Self.payment(transaction, subscription: notification.storeProductType == "subscription",
+                                                    required: notification.effect == .payment)
+        }
         switch notification.effect {
         case .refund, .revoke:
             notification.refundAt = try transaction.time("revocationDate") ?? signedDate

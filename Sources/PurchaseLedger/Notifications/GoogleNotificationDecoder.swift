@@ -45,9 +45,20 @@ struct GoogleNotificationDecoder {
             guard let type = try sub.int64("notificationType") else { throw sub.invalid("notificationType", "missing") }
             notification.notificationType = "subscription/\(type)"
             notification.purchaseTokenSha256 = Self.digest(try sub.string("purchaseToken", maxLength: LedgerCommand.Limits.purchaseToken))
-            notification.effect = Self.effect(subscriptionType: type, hasPayment: line.value(["payment"]) != nil)
+            let hasPayment = line.value(["payment"]) != nil
+            notification.effect = Self.effect(subscriptionType: type, hasPayment: hasPayment)
             if notification.effect == .payment {
                 notification.payment = try payment(line, token: sub, tokenDigest: notification.purchaseTokenSha256!)
+            } else if stores.asksGoogle, !hasPayment, [1, 2, 4, 7].contains(type) {
+                // RECOVERED, RENEWED, PURCHASED, RESTARTED: only subscriptionsv2 says what was paid (§6.3).
+                notification.effect = .ask
+                notification.job = StoreJob(
+                    kind: .googleSubscription, purpose: "notification:GG:\(messageId)",
+                    args: ["packageName": package, "notificationId": messageId,
+                           "eventTime": Timestamp(eventTime).iso8601Microseconds,
+                           "purchaseTokenSha256": notification.purchaseTokenSha256!,
+                           "subscriptionId": try sub.optionalString("subscriptionId", maxLength: LedgerCommand.Limits.productId) ?? ""],
+                    secret: try sub.string("purchaseToken", maxLength: LedgerCommand.Limits.purchaseToken))
             }
         } else if let voided = try dn.object("voidedPurchaseNotification") {
             notification.notificationType = "voided"
@@ -56,8 +67,23 @@ struct GoogleNotificationDecoder {
             notification.orderId = try voided.string("orderId", maxLength: LedgerCommand.Limits.transactionId)
             notification.refundAt = eventTime
             notification.reason = "voided"
-        } else if dn.value(["oneTimeProductNotification"]) != nil {
+        } else if let oneTime = try dn.object("oneTimeProductNotification") {
             notification.notificationType = "oneTimeProduct"
+            let type = try oneTime.int64("notificationType")
+            if let type { notification.notificationType = "oneTimeProduct/\(type)" }
+            if stores.asksGoogle, type == 1, line.value(["payment"]) == nil {
+                // ONE_TIME_PRODUCT_PURCHASED: productsv2 says the order (§6.3).
+                let token = try oneTime.string("purchaseToken", maxLength: LedgerCommand.Limits.purchaseToken)
+                notification.purchaseTokenSha256 = Self.digest(token)
+                notification.effect = .ask
+                notification.job = StoreJob(
+                    kind: .googleProduct, purpose: "notification:GG:\(messageId)",
+                    args: ["packageName": package, "notificationId": messageId,
+                           "eventTime": Timestamp(eventTime).iso8601Microseconds,
+                           "purchaseTokenSha256": notification.purchaseTokenSha256!,
+                           "sku": try oneTime.optionalString("sku", maxLength: LedgerCommand.Limits.productId) ?? ""],
+                    secret: token)
+            }
         }
         return notification
     }

@@ -11,6 +11,11 @@ public struct StoreConfiguration: Sendable {
     public var appleRoots: AppleRootCertificates
     /// Package names whose Google Play notifications are accepted; none accepts no Google notification.
     public var googlePackageNames: Set<String>
+    /// The Play Developer API is configured (CONTRACT.md §6.3): a notification that only it can
+    /// explain is recorded with a job that asks it, instead of being ignored.
+    public var asksGoogle: Bool = false
+    /// Apple's CONSUMPTION_REQUEST is answered (`LEDGER_APPLE_CONSUMPTION_ANSWERS=on`, §6.4).
+    public var answersConsumptionRequests: Bool = false
 
     public init(appleBundleIds: Set<String> = [], appleEnvironments: Set<String> = ["Production"],
                 appleRoots: AppleRootCertificates = .appleRootCAG3, googlePackageNames: Set<String> = []) {
@@ -30,11 +35,23 @@ public struct StoreConfiguration: Sendable {
         for name in environments where name != "Production" && name != "Sandbox" {
             throw LedgerError(.invalidInput, "LEDGER_APPLE_ENVIRONMENTS: unknown environment \"\(name)\" (expected Production or Sandbox)")
         }
-        return StoreConfiguration(
+        var stores = StoreConfiguration(
             appleBundleIds: Set(list(environment["LEDGER_APPLE_BUNDLE_IDS"])),
             appleEnvironments: environments.isEmpty ? ["Production"] : Set(environments),
             appleRoots: try AppleRootCertificates.fromEnvironment(environment["LEDGER_APPLE_ROOT_CERTIFICATES"]),
             googlePackageNames: Set(list(environment["LEDGER_GOOGLE_PACKAGE_NAMES"])))
+        stores.asksGoogle = !(environment["LEDGER_GOOGLE_SERVICE_ACCOUNT_FILE"] ?? "").isEmpty
+        switch environment["LEDGER_APPLE_CONSUMPTION_ANSWERS"] ?? "off" {
+        case "off", "": break
+        case "on":
+            guard !(environment["LEDGER_APPLE_API_KEY_FILE"] ?? "").isEmpty else {
+                throw LedgerError(.invalidInput, "LEDGER_APPLE_CONSUMPTION_ANSWERS: on needs the App Store Server API's key (LEDGER_APPLE_API_KEY_FILE, LEDGER_APPLE_API_KEY_ID, LEDGER_APPLE_API_ISSUER_ID)")
+            }
+            stores.answersConsumptionRequests = true
+        case let other:
+            throw LedgerError(.invalidInput, "LEDGER_APPLE_CONSUMPTION_ANSWERS: expected on or off, got \"\(other.prefix(40))\"")
+        }
+        return stores
     }
 
     /// A comma-separated list, blanks trimmed, empty entries dropped.

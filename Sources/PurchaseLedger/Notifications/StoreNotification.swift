@@ -10,6 +10,14 @@ public struct StoreNotification: Sendable, Hashable {
     public enum Effect: String, Sendable, Hashable {
         /// Records its payment (a purchase or a renewal).
         case payment
+        /// Google Play, with its API configured (CONTRACT.md §6.3): recorded with a ``StoreJob``
+        /// that asks the Play Developer API what happened.
+        case ask
+        /// The payment the Play Developer API described, as a job learned it: the ledger fills in
+        /// the lineage, the product type and, when the answer has none, the price.
+        case learnedPayment
+        /// Apple's CONSUMPTION_REQUEST, with consumption answers on (§6.4): a job answers it.
+        case consumptionRequest
         /// Auto-renew off / back on, at the notification's time.
         case autoRenewOff, autoRenewOn
         /// Billing states of §3.2, from the notification's time.
@@ -56,6 +64,13 @@ public struct StoreNotification: Sendable, Hashable {
     /// The store's text as received, as JSON: `{"signedPayload": ...}` or Google's push body
     /// with the token replaced by its digest.
     public var proof: String
+    /// App Store: the notification's environment (`Production`, `Sandbox`), which a job's call
+    /// to the App Store Server API goes to.
+    public var environment: String?
+    /// App Store: the app the notification is about (its API calls are signed for it).
+    public var bundleId: String?
+    /// The job an `ask` writes with it; never kept in the event (its secret is the purchase token).
+    public var job: StoreJob?
 
     public init(storeCode: StoreCode, notificationId: String, notificationType: String, effect: Effect,
                 effectiveAt: Date, proof: String) {
@@ -82,7 +97,7 @@ public struct StoreNotification: Sendable, Hashable {
             ("refundAt", refundAt.map { Timestamp($0).iso8601Microseconds }), ("reason", reason),
             ("expiryTime", expiryTime.map { Timestamp($0).iso8601Microseconds }),
             ("gracePeriodExpiresAt", gracePeriodExpiresAt.map { Timestamp($0).iso8601Microseconds }),
-            ("purchaseTokenSha256", purchaseTokenSha256), ("orderId", orderId),
+            ("purchaseTokenSha256", purchaseTokenSha256), ("orderId", orderId), ("environment", environment), ("bundleId", bundleId),
         ]
         for (key, value) in optional where value != nil { w.field(key, value) }
         if let payment {
@@ -91,6 +106,10 @@ public struct StoreNotification: Sendable, Hashable {
         }
         w.key("received")
         w.rawJSON(proof)
+        if let job {
+            w.key("job")
+            job.write(into: &w)
+        }
         w.endObject()
         return w.string
     }

@@ -35,7 +35,7 @@ public struct AppStoreAPIKey: Sendable, CustomStringConvertible {
     /// A signed JWT for `bundleId` (Apple's "Generating JSON Web Tokens for API requests"): header
     /// alg ES256, kid, typ JWT; claims iss, iat, exp (`lifetime` seconds on, at most 3600), aud
     /// `appstoreconnect-v1`, bid. The signature is raw r‖s, as JWS requires.
-    func jwt(bundleId: String, now: Date, lifetime: Int64) throws -> String {
+    package func jwt(bundleId: String, now: Date, lifetime: Int64) throws -> String {
         let issuedAt = Int64(now.timeIntervalSince1970)
         let input = JWTSigningInput.make(
             header: ["alg": "ES256", "kid": keyId, "typ": "JWT"],

@@ -114,7 +114,7 @@ public final class AppStoreServerClient: Sendable {
     // MARK: - The calls
 
     /// The cached JWT, or a new one when it is older than `jwtReuse` or is `refused`.
-    func jwt(refused: String? = nil) throws -> String {
+    package func jwt(refused: String? = nil) throws -> String {
         let now = now()
         return try cached.withLock { cached in
             if let current = cached, current.jwt != refused, now.timeIntervalSince(current.made) < jwtReuse,

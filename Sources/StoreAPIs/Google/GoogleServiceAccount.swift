@@ -73,7 +73,7 @@ public struct GoogleServiceAccount: Sendable, CustomStringConvertible {
 
     /// The signed JWT asserting this account (RS256), valid for `lifetime` seconds from `now`
     /// (Google allows at most an hour).
-    func assertion(now: Date, lifetime: Int64 = 3600) throws -> String {
+    package func assertion(now: Date, lifetime: Int64 = 3600) throws -> String {
         let issuedAt = Int64(now.timeIntervalSince1970)
         let input = JWTSigningInput.make(
             header: ["alg": "RS256", "typ": "JWT", "kid": privateKeyId],

@@ -3,6 +3,7 @@ import Foundation
 import LedgerServer
 import Logging
 import PurchaseLedger
+import StoreAPIs
 
 /// `ledger serve`: the ledger over HTTP, until SIGTERM or SIGINT (then a graceful shutdown).
 struct Serve: AsyncParsableCommand {
@@ -92,6 +93,14 @@ struct Serve: AsyncParsableCommand {
         if let may = try? await ledger.mayTakeStoreNotifications(), !may {
             logger.warning("this login lacks the role ledger_store, so store notifications will be refused: GRANT ledger_store TO the server's login (README, Who can do what)")
         }
+        let api: StoreAPIConfiguration
+        do {
+            api = try StoreAPIConfiguration.fromEnvironment(environment)
+        } catch {
+            throw ValidationError("\(error)")
+        }
+        let storeWork = Task { await StoreWork(ledger: ledger, api: api, logger: logger).run() }
+        defer { storeWork.cancel() }
         do {
             try await LedgerServer.run(ledger: ledger, configuration: configuration, logger: logger) { port in
                 FileHandle.standardOutput.write(Data("listening on http://\(host):\(port)\n".utf8))

@@ -41,7 +41,7 @@ extension LedgerCommand {
                 w.endObject()
             }
             w.endArray()
-        case .product(let store, let productId, let type):
+        case .product(let store, let productId, let type, _, _):
             w.field("type", "product")
             w.field("storeCode", store.rawValue)
             w.field("productId", productId)

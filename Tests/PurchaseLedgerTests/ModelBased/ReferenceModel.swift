@@ -73,7 +73,7 @@ struct ReferenceModel {
             return cancel(LineageKey(storeCode: store, originalTransactionId: original), at: time ?? .distantPast)
         case .restore(let user, let store, _, let purchases):
             return restore(user: user, store: store, purchases)
-        case .product(let store, let productId, let type):
+        case .product(let store, let productId, let type, _, _):
             return declare(ProductKey(storeCode: store, productId: productId), type)
         case .notification, .accountLink:
             preconditionFailure("the model reads notifications from the stream's GoogleNotice; no account links: \(command)")

@@ -54,7 +54,7 @@ struct WriterPartition {
             return ["lineage:\(store.rawValue):\(original)"]
         case .restore(let user, let store, _, let purchases):
             return ["user:\(user)", "restore:\(store.rawValue):\(user)"] + purchases.flatMap(paymentKeys)
-        case .product(let store, let productId, _):
+        case .product(let store, let productId, _, _, _):
             return ["product:\(store.rawValue):\(productId)"]
         case .accountLink(let user, let store, let token):
             return ["user:\(user)", "appAccountToken:\(store.rawValue):\(token)"]

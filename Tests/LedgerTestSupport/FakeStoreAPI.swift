@@ -5,25 +5,25 @@ import Synchronization
 
 /// `shared/tools/fake-store-api`, the loopback double of both stores, run for one test: its own
 /// keys, state and calls log in a temporary folder, on a free port. `stop()` ends it.
-final class FakeStoreAPI: @unchecked Sendable {
+public final class FakeStoreAPI: @unchecked Sendable {
     // @unchecked: every stored property is set in `init` and never changed; `Process` is used from
     // one task at a time (start, then stop).
-    let directory: URL
-    let baseURL: String
-    let appleKeyId: String
-    let appleIssuerId: String
+    public let directory: URL
+    public let baseURL: String
+    public let appleKeyId: String
+    public let appleIssuerId: String
     private let process: Process
 
     /// `shared/` beside the repository (override with FAKE_STORE_API).
-    static let tool: String = ProcessInfo.processInfo.environment["FAKE_STORE_API"] ?? URL(fileURLWithPath: #filePath)
+    public static let tool: String = ProcessInfo.processInfo.environment["FAKE_STORE_API"] ?? URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("shared/tools/fake-store-api").path
 
-    static let packageName = "com.example.game"
-    static let bundleId = "com.example.game"
+    public static let packageName = "com.example.game"
+    public static let bundleId = "com.example.game"
 
     /// Writes keys, then `state` (with `credentials` added) and starts the fake on port 0.
-    init(state: [String: Any]) async throws {
+    public init(state: [String: Any]) async throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("fake-store-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         _ = try await Self.run(["keys", "--out", directory.appendingPathComponent("keys").path])
@@ -54,26 +54,26 @@ final class FakeStoreAPI: @unchecked Sendable {
     /// Kills the fake (SIGKILL: the test process's threads block SIGTERM, and a child inherits
     /// that mask, so the fake would never see it) and removes its folder. It writes each call to
     /// CALLS.jsonl as it answers, so nothing is lost.
-    func stop() {
+    public func stop() {
         if process.isRunning {
             kill(process.processIdentifier, SIGKILL)
         }
         try? FileManager.default.removeItem(at: directory)
     }
 
-    var serviceAccountFile: String { directory.appendingPathComponent("keys/google-service-account.json").path }
-    var appleKeyFile: String { directory.appendingPathComponent("keys/apple-api-key.p8").path }
+    public var serviceAccountFile: String { directory.appendingPathComponent("keys/google-service-account.json").path }
+    public var appleKeyFile: String { directory.appendingPathComponent("keys/apple-api-key.p8").path }
 
-    func serviceAccount() throws -> GoogleServiceAccount {
+    public func serviceAccount() throws -> GoogleServiceAccount {
         try GoogleServiceAccount(json: Data(contentsOf: URL(fileURLWithPath: serviceAccountFile)))
     }
 
-    func appleKey() throws -> AppStoreAPIKey {
+    public func appleKey() throws -> AppStoreAPIKey {
         try AppStoreAPIKey(pem: String(contentsOfFile: appleKeyFile, encoding: .utf8), keyId: appleKeyId, issuerId: appleIssuerId)
     }
 
     /// The requests the fake received, in order (CALLS.jsonl).
-    func calls() throws -> [Call] {
+    public func calls() throws -> [Call] {
         let url = directory.appendingPathComponent("calls.jsonl")
         guard let text = try? String(contentsOf: url, encoding: .utf8) else { return [] }
         return try text.split(separator: "\n").map { line in
@@ -85,20 +85,20 @@ final class FakeStoreAPI: @unchecked Sendable {
     }
 
     /// One line of CALLS.jsonl.
-    struct Call: @unchecked Sendable {
+    public struct Call: @unchecked Sendable {
         // @unchecked: a parsed JSON object, read only.
-        let object: [String: Any]
-        var api: String { object["api"] as? String ?? "" }
-        var method: String { object["method"] as? String ?? "" }
-        var path: String { object["path"] as? String ?? "" }
-        var status: Int? { object["status"] as? Int }
-        var auth: String? { object["auth"] as? String }
-        var query: [String: Any] { object["query"] as? [String: Any] ?? [:] }
-        var body: [String: Any]? { object["body"] as? [String: Any] }
-        var isToken: Bool { api == "token" }
+        public let object: [String: Any]
+        public var api: String { object["api"] as? String ?? "" }
+        public var method: String { object["method"] as? String ?? "" }
+        public var path: String { object["path"] as? String ?? "" }
+        public var status: Int? { object["status"] as? Int }
+        public var auth: String? { object["auth"] as? String }
+        public var query: [String: Any] { object["query"] as? [String: Any] ?? [:] }
+        public var body: [String: Any]? { object["body"] as? [String: Any] }
+        public var isToken: Bool { api == "token" }
     }
 
-    static func run(_ arguments: [String]) async throws -> String {
+    public static func run(_ arguments: [String]) async throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: tool)
         process.arguments = arguments
@@ -134,13 +134,13 @@ final class FakeStoreAPI: @unchecked Sendable {
     }
 }
 
-struct FakeError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
+public struct FakeError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
 }
 
 /// Runs `body` with a started fake and a fresh HTTP client, stopping both whatever happens.
-func withFake<T>(_ state: [String: Any], configuration: StoreHTTPClient.Configuration = .init(),
+public func withFake<T>(_ state: [String: Any], configuration: StoreHTTPClient.Configuration = .init(),
                  logger: Logger = Logger(label: "StoreAPIsTests"),
                  _ body: (FakeStoreAPI, StoreHTTPClient) async throws -> T) async throws -> T {
     let fake = try await FakeStoreAPI(state: state)
@@ -158,7 +158,7 @@ func withFake<T>(_ state: [String: Any], configuration: StoreHTTPClient.Configur
 }
 
 /// A compact JWS whose payload is `payload` (unsigned: the clients do not verify what they pass on).
-func unsignedJWS(_ payload: String) -> String {
+public func unsignedJWS(_ payload: String) -> String {
     func b64(_ text: String) -> String {
         Data(text.utf8).base64EncodedString().replacingOccurrences(of: "+", with: "-")
             .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
@@ -166,26 +166,3 @@ func unsignedJWS(_ payload: String) -> String {
     return b64(#"{"alg":"ES256","x5c":[]}"#) + "." + b64(payload) + ".c2lnbmF0dXJl"
 }
 
-/// Keeps every log line (message and metadata as text), at every level.
-struct RecordingLogHandler: LogHandler {
-    final class Lines: Sendable {
-        private let lines = Mutex<[String]>([])
-        var all: [String] { lines.withLock { $0 } }
-        func append(_ line: String) { lines.withLock { $0.append(line) } }
-    }
-
-    let lines: Lines
-    var logLevel: Logger.Level = .trace
-    var metadata: Logger.Metadata = [:]
-
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
-
-    func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String,
-             file: String, function: String, line: UInt) {
-        let all = self.metadata.merging(metadata ?? [:]) { _, new in new }
-        lines.append("\(level) \(message) \(all.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))")
-    }
-}

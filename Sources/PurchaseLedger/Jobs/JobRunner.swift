@@ -1,0 +1,232 @@
+import Foundation
+import Logging
+import StoreAPIs
+
+/// Runs the ledger's calls to the stores (CONTRACT.md §6.2): claims due jobs (several runners,
+/// in one process or many, share them: a job is leased to one runner at a time), calls the
+/// store, and commits what the answer teaches in the transaction that marks the job done. A
+/// transient failure (408, 429, 5xx, a timeout, a dropped connection) is retried with
+/// exponential backoff and jitter, later when the store's `Retry-After` asks for more; any
+/// other failure is kept with the store's answer for `ledger jobs list --state failed`.
+public final class JobRunner: Sendable {
+    public struct Options: Sendable {
+        /// Jobs run at once.
+        public var concurrency: Int = 4
+        /// How long a claimed job is a runner's before another may take it (a runner that died).
+        public var lease: Duration = .seconds(120)
+        /// The longest wait between two attempts, unless the store asks for more.
+        public var maxDelay: Duration = .seconds(3600)
+        /// Failures for this long fail a job for good.
+        public var giveUpAfter: Duration = .seconds(3 * 24 * 3600)
+
+        public init() {}
+    }
+
+    /// One job's run, as `ledger jobs run --json` prints it.
+    public struct Run: Sendable, Hashable {
+        public enum Result: String, Sendable, Hashable {
+            /// The call succeeded and its effect committed.
+            case done
+            /// A transient failure: the job runs again later.
+            case retrying
+            /// Failed for good (kept with the reason).
+            case failed
+            /// Another runner had claimed it again (this runner's lease ran out): nothing committed here.
+            case lost
+        }
+
+        public var id: Int64
+        public var kind: String
+        public var attempt: Int
+        public var result: Result
+        /// The effect's status (recorded, duplicate, parked, done).
+        public var outcome: String?
+        public var paymentSeq: String?
+        /// Why it failed or is retried: the store's status and code, or the refusal.
+        public var error: String?
+    }
+
+    let ledger: Ledger
+    let stores: StoreAPIConfiguration
+    let google: GooglePlayClient?
+    /// One client per accepted bundle id (each JWT names its app).
+    let apple: [String: AppStoreServerClient]
+    let options: Options
+    let logger: Logger
+
+    /// A runner for the stores `stores` configures, over `http` (shared with the reconciliations;
+    /// its owner shuts it down). Apple's clients are made for the ledger's accepted bundle ids.
+    public init(ledger: Ledger, stores: StoreAPIConfiguration, http: StoreHTTPClient,
+                options: Options = Options(), logger: Logger = Logger(label: "ledger.jobs")) {
+        self.ledger = ledger
+        self.stores = stores
+        self.google = stores.google?.client(http: http)
+        var apple: [String: AppStoreServerClient] = [:]
+        if let configured = stores.apple {
+            for bundle in ledger.stores.appleBundleIds { apple[bundle] = configured.client(bundleId: bundle, http: http) }
+        }
+        self.apple = apple
+        self.options = options
+        self.logger = logger
+    }
+
+    /// The kinds this runner can run: those of the stores it can reach.
+    public var kinds: Set<StoreJob.Kind> {
+        var kinds: Set<StoreJob.Kind> = []
+        if google != nil { kinds.formUnion([.googleSubscription, .googleProduct, .googleAcknowledge]) }
+        if !apple.isEmpty, stores.appleConsumptionAnswers { kinds.insert(.appleConsumption) }
+        return kinds
+    }
+
+    /// Claims and runs the jobs due now (at most `concurrency` at once), until none is due.
+    public func runDue() async throws -> [Run] {
+        guard !kinds.isEmpty else { return [] }
+        var runs: [Run] = []
+        while !Task.isCancelled {
+            let claimed = try await ledger.claimJobs(limit: options.concurrency, lease: options.lease, kinds: kinds)
+            if claimed.isEmpty { break }
+            let batch = await withTaskGroup(of: Run.self) { group in
+                for job in claimed { group.addTask { await self.run(job) } }
+                var done: [Run] = []
+                for await run in group { done.append(run) }
+                return done
+            }
+            runs += batch.sorted { $0.id < $1.id }
+        }
+        return runs
+    }
+
+    /// `ledger jobs run --until-idle`: runs jobs until none of its kinds is pending (waiting out
+    /// retry delays), or until `timeout`, leaving the rest for later.
+    public func runUntilIdle(timeout: Duration) async throws -> [Run] {
+        let deadline = ContinuousClock.now + timeout
+        var runs: [Run] = []
+        while ContinuousClock.now < deadline, !Task.isCancelled {
+            runs += try await runDue()
+            guard let due = try await ledger.nextJobDue(kinds: kinds) else { break }
+            let wait = max(0.05, min(due.timeIntervalSinceNow, 1.0))
+            try await Task.sleep(for: .milliseconds(Int(wait * 1000)))
+        }
+        return runs
+    }
+
+    /// `ledger serve`: runs jobs until the task is cancelled, looking for due ones every
+    /// `interval` when idle. A database error is logged and retried after the interval.
+    public func runForever(interval: Duration = .seconds(1)) async {
+        while !Task.isCancelled {
+            do {
+                let runs = try await runDue()
+                if runs.isEmpty { try await Task.sleep(for: interval) }
+            } catch is CancellationError {
+                return
+            } catch {
+                logger.warning("job runner: \(error)")
+                try? await Task.sleep(for: interval)
+            }
+        }
+    }
+
+    // MARK: One job
+
+    /// A failure for good that is not the store's: an answer the ledger cannot use, a purpose gone.
+    struct PermanentFailure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    func run(_ job: ClaimedJob) async -> Run {
+        var run = Run(id: job.id, kind: job.kind.rawValue, attempt: job.attempt, result: .done)
+        do {
+            let (effect, follow) = try await call(job)
+            let finished = try await ledger.finishJob(job, effect: effect, follow: follow)
+            if finished.status == "rejected" {
+                run.result = .failed
+                run.error = "\(finished.code ?? "REJECTED"): \(finished.message ?? "")"
+            } else if finished.status == "duplicate", finished.message != nil {
+                run.result = .lost
+            } else {
+                run.outcome = finished.status
+                run.paymentSeq = finished.paymentSeq
+            }
+        } catch let error as StoreAPIError where error.isRetryable {
+            let asked = Duration.milliseconds(Int(((error.retryAfter ?? 0) * 1000).rounded(.up)))
+            let delay = max(Self.backoff(attempt: job.attempt, max: options.maxDelay), asked)
+            run.error = error.description
+            run.result = await postpone(job, delay: delay, status: error.status, code: error.storeCode, error: error.description)
+        } catch let error as StoreAPIError {
+            run.result = .failed
+            run.error = error.description
+            await fail(job, status: error.status, code: error.storeCode, error: error.description)
+        } catch let error as PermanentFailure {
+            run.result = .failed
+            run.error = error.description
+            await fail(job, status: nil, code: nil, error: error.description)
+        } catch {
+            // The database (or this process) failed: the job's lease runs out and it runs again.
+            run.result = .retrying
+            run.error = "\(error)"
+            logger.warning("job \(job.id) (\(job.kind.rawValue)): \(error)")
+        }
+        logger.debug("job \(job.id) \(job.kind.rawValue) attempt \(job.attempt): \(run.result.rawValue)")
+        return run
+    }
+
+    private func postpone(_ job: ClaimedJob, delay: Duration, status: Int?, code: String?, error: String) async -> Run.Result {
+        do {
+            let state = try await ledger.postponeJob(job, delay: delay, giveUpAfter: options.giveUpAfter,
+                                                     status: status, code: code, error: error)
+            return state == .failed ? .failed : .retrying
+        } catch {
+            logger.warning("job \(job.id): could not postpone: \(error)")
+            return .retrying
+        }
+    }
+
+    private func fail(_ job: ClaimedJob, status: Int?, code: String?, error: String) async {
+        do {
+            try await ledger.failJob(job, status: status, code: code, error: error)
+        } catch {
+            logger.warning("job \(job.id): could not mark failed: \(error)")
+        }
+    }
+
+    /// About a second before the first retry, doubling, at most `max`; each drawn from ±25 % so
+    /// that runners that failed together do not come back together.
+    static func backoff(attempt: Int, max: Duration) -> Duration {
+        let base = min(Double(max.components.seconds), pow(2, Double(Swift.max(0, attempt - 1))))
+        return .milliseconds(Int(base * Double.random(in: 0.75...1.25) * 1000))
+    }
+
+    /// The store call of one job: what it teaches (a notification for `ledger.notify`) and the
+    /// jobs it leads to.
+    func call(_ job: ClaimedJob) async throws -> (StoreNotification?, [StoreJob]) {
+        switch job.kind {
+        case .googleSubscription, .googleProduct, .googleAcknowledge:
+            guard let google else { throw PermanentFailure(description: "Google's API is not configured") }
+            guard let token = job.secret else { throw PermanentFailure(description: "the job has no purchase token") }
+            let package = job.args["packageName"] ?? ""
+            switch job.kind {
+            case .googleSubscription:
+                let answer = try await google.subscriptionV2(packageName: package, token: token)
+                return try GoogleAnswers.subscription(answer, job: job, token: token)
+            case .googleProduct:
+                let answer = try await google.productV2(packageName: package, token: token)
+                return try GoogleAnswers.product(answer, job: job, token: token)
+            default:
+                let product = job.args["productId"] ?? ""
+                if job.args["type"] == "product" {
+                    try await google.acknowledgeProduct(packageName: package, productId: product, token: token)
+                } else {
+                    try await google.acknowledgeSubscription(packageName: package, subscriptionId: product, token: token)
+                }
+                return (nil, [])
+            }
+        case .appleConsumption:
+            let bundle = job.args["bundleId"] ?? ""
+            guard let client = apple[bundle] ?? (apple.count == 1 ? apple.values.first : nil) else {
+                throw PermanentFailure(description: "no App Store Server API client for bundle id \(bundle) (LEDGER_APPLE_BUNDLE_IDS)")
+            }
+            try await ConsumptionAnswer.send(job: job, ledger: ledger, stores: stores, apple: client)
+            return (nil, [])
+        }
+    }
+}

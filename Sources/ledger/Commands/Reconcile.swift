@@ -1,0 +1,76 @@
+import ArgumentParser
+import Foundation
+import LedgerJSON
+import LedgerOutput
+import PurchaseLedger
+import StoreAPIs
+
+/// `ledger reconcile google|apple`: what the stores said while their notifications did not
+/// arrive (CONTRACT.md §6.3, §6.4).
+struct Reconcile: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Ask a store for what its notifications may have missed, and apply it.",
+        discussion: "Prints one result line per purchase or notification, as ingest does. Exit status: 0, 1 when one was refused, 2 for a usage error or when the store or the database cannot be reached.",
+        subcommands: [Google.self, Apple.self])
+
+    struct Window: ParsableArguments {
+        @Option(help: "From this instant (ISO-8601 with a zone).")
+        var since: Instant
+
+        @Option(help: "Until this instant (default: now).")
+        var until: Instant?
+    }
+
+    struct Google: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Google Play's voided purchases (purchases.voidedpurchases), applied as voidedPurchaseNotification.")
+
+        @OptionGroup var window: Window
+        @OptionGroup var options: StoreAPIOptions
+
+        func run() async throws {
+            try await Reconcile.report {
+                try await options.withStores { ledger, api, http in
+                    try await Reconciler(ledger: ledger, stores: api, http: http, logger: LedgerLog.logger)
+                        .google(since: window.since.date, until: window.until?.date ?? Date())
+                }
+            }
+        }
+    }
+
+    struct Apple: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "The App Store's Notification History, each signed payload applied as if delivered.")
+
+        @OptionGroup var window: Window
+        @OptionGroup var options: StoreAPIOptions
+
+        func run() async throws {
+            try await Reconcile.report {
+                try await options.withStores { ledger, api, http in
+                    try await Reconciler(ledger: ledger, stores: api, http: http, logger: LedgerLog.logger)
+                        .apple(since: window.since.date, until: window.until?.date ?? Date())
+                }
+            }
+        }
+    }
+
+    /// Prints the outcomes as ingest's result lines; a store that cannot be reached or is not
+    /// configured exits 2.
+    static func report(_ reconcile: () async throws -> [CommandOutcome]) async throws {
+        let outcomes: [CommandOutcome]
+        do {
+            outcomes = try await reconcile()
+        } catch let error as StoreAPIError {
+            Terminal.fail("ledger: \(error)")
+        } catch let error as Reconciler.Failure {
+            Terminal.fail("ledger: \(error)")
+        }
+        for (index, outcome) in outcomes.enumerated() {
+            var w = JSONWriter()
+            outcome.write(into: &w, line: index + 1)
+            print(w.string)
+        }
+        if outcomes.contains(where: { $0.status == .rejected }) { throw ExitCode(1) }
+    }
+}

@@ -1,0 +1,56 @@
+import Foundation
+import Logging
+import PurchaseLedger
+import StoreAPIs
+
+/// What `ledger serve` does for the stores beside HTTP (CONTRACT.md §6.2–§6.4): runs jobs all
+/// the time, and every hour reconciles each configured store over the time since its last
+/// reconciliation, with an overlap (what was applied already is a duplicate). Ends when cancelled.
+struct StoreWork {
+    let ledger: Ledger
+    let api: StoreAPIConfiguration
+    let logger: Logger
+    var interval: Duration = .seconds(3600)
+    /// Each reconciliation reaches back this much before the previous one's end.
+    var overlap: TimeInterval = 600
+    /// How far back the first one of a process reaches.
+    var firstWindow: TimeInterval = 24 * 3600
+
+    func run() async {
+        guard api.google != nil || api.apple != nil else { return }
+        let http = StoreHTTPClient(logger: logger)
+        let runner = JobRunner(ledger: ledger, stores: api, http: http, logger: logger)
+        logger.info("asking the stores: \([api.google != nil ? "Google Play" : nil, api.apple != nil ? "App Store" : nil].compactMap { $0 }.joined(separator: " and ")); running jobs of kinds \(runner.kinds.map(\.rawValue).sorted().joined(separator: ", "))")
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await runner.runForever() }
+            group.addTask { await reconcileHourly(http: http) }
+        }
+        try? await http.shutdown()
+    }
+
+    private func reconcileHourly(http: StoreHTTPClient) async {
+        let reconciler = Reconciler(ledger: ledger, stores: api, http: http, logger: logger)
+        var since = Date().addingTimeInterval(-firstWindow)
+        while !Task.isCancelled {
+            let until = Date()
+            for store in ["google", "apple"] {
+                do {
+                    let outcomes: [CommandOutcome]
+                    switch store {
+                    case "google" where api.google != nil: outcomes = try await reconciler.google(since: since, until: until)
+                    case "apple" where api.apple != nil: outcomes = try await reconciler.apple(since: since, until: until)
+                    default: continue
+                    }
+                    let applied = outcomes.filter { $0.status != .duplicate }.count
+                    logger.info("reconciled \(store): \(outcomes.count) from the store, \(applied) not seen before")
+                } catch is CancellationError {
+                    return
+                } catch {
+                    logger.warning("reconcile \(store): \(error)")
+                }
+            }
+            since = until.addingTimeInterval(-overlap)
+            try? await Task.sleep(for: interval)
+        }
+    }
+}
