@@ -10,6 +10,7 @@ extension LedgerServer {
     /// connections, lets the requests in flight finish (their commits included), and closes the
     /// pool. Logs whether the database is ready first, but starts either way (`/readyz` tells).
     public static func run(ledger: Ledger, configuration: ServerConfiguration, logger: Logger,
+                           metrics: ServerMetrics = ServerMetrics(),
                            onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
         do {
             if let problem = try await ledger.pool.withConnection({ try HealthRoutes.migrationProblem($0) }) {
@@ -18,7 +19,8 @@ extension LedgerServer {
         } catch let error as PostgresError {
             logger.warning("the database cannot be reached yet", metadata: ["error": "\(error)"])
         }
-        let app = application(ledger: ledger, configuration: configuration, logger: logger, onServerRunning: { port in
+        let app = application(ledger: ledger, configuration: configuration, logger: logger, metrics: metrics,
+                              onServerRunning: { port in
             logger.info("listening", metadata: ["host": "\(configuration.host)", "port": "\(port)"])
             await onServerRunning(port)
         })

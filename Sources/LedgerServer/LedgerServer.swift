@@ -53,10 +53,12 @@ public enum LedgerServer {
         let writes = router.group("v1").add(middleware: RequireRole(roles: [.writer], keys: keys))
         CommandRoutes(ledger: ledger, metrics: metrics, maxBodyBytes: configuration.maxBodyBytes).add(to: writes)
         BatchRoute(ledger: ledger, metrics: metrics, maxBodyBytes: configuration.maxBatchBytes).add(to: writes)
+        JobRoutes(ledger: ledger).addWrites(to: writes)
 
         let reads = router.group("v1").add(middleware: RequireRole(roles: [.reader, .writer], keys: keys))
         QueryRoutes(ledger: ledger).add(to: reads)
         AnalyticsRoutes(ledger: ledger).add(to: reads)
+        JobRoutes(ledger: ledger).addReads(to: reads)
         return router
     }
 }

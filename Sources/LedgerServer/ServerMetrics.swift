@@ -39,6 +39,39 @@ public final class ServerMetrics: Sendable {
             .increment()
     }
 
+    /// One job run ended: `ledger_job_runs_total{kind, result}` (result `done`, `retrying`,
+    /// `failed`, `lost`).
+    public func jobRun(kind: String, result: String) {
+        CoreMetrics.Counter(label: "ledger_job_runs_total", dimensions: [("kind", kind), ("result", result)], factory: factory)
+            .increment()
+    }
+
+    /// One call to a store ended: `ledger_store_calls_total{store, route, status}`.
+    public func storeCall(store: String, route: String, status: String) {
+        CoreMetrics.Counter(label: "ledger_store_calls_total",
+                            dimensions: [("store", store), ("route", route), ("status", status)], factory: factory)
+            .increment()
+    }
+
+    /// The jobs table as gauges, read at each scrape: `ledger_jobs{kind, state}` (state
+    /// `pending`, `running`, `failed`) and `ledger_jobs_oldest_pending_seconds`.
+    func recordJobs(_ counts: [JobCount], oldestPending: Double?) {
+        for kind in StoreJob.Kind.allCases.map(\.rawValue) {
+            for state in ["pending", "running", "failed"] {
+                let count = counts.first { $0.kind == kind && $0.state == state }?.count ?? 0
+                CoreMetrics.Gauge(label: "ledger_jobs", dimensions: [("kind", kind), ("state", state)], factory: factory)
+                    .record(count)
+            }
+        }
+        CoreMetrics.Gauge(label: "ledger_jobs_oldest_pending_seconds", factory: factory).record(oldestPending ?? 0)
+    }
+
+    struct JobCount: Sendable {
+        var kind: String
+        var state: String
+        var count: Int
+    }
+
     /// The text `GET /metrics` answers, with the pool's gauges read now.
     func exposition(pool: ConnectionPool) -> [UInt8] {
         let statistics = pool.statistics

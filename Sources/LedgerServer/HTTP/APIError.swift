@@ -7,7 +7,7 @@ import PurchaseLedger
 
 /// An error answer: an HTTP status and the JSON body `{"code","message"}`. Contract refusals use
 /// the contract's codes; the server's own are `UNAUTHORIZED`, `FORBIDDEN`, `NO_ROUTE`,
-/// `REQUEST_TIMEOUT`, `PAYLOAD_TOO_LARGE`, `OVERLOADED`, `UNAVAILABLE` and `INTERNAL`.
+/// `REQUEST_TIMEOUT`, `PAYLOAD_TOO_LARGE`, `OVERLOADED`, `UNAVAILABLE`, `INTERNAL` and `JOB_NOT_FAILED`.
 public struct APIError: HTTPResponseError, Sendable {
     /// The HTTP status.
     public var status: HTTPResponse.Status

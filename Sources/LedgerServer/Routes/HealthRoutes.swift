@@ -17,9 +17,28 @@ struct HealthRoutes {
         router.get("/readyz") { _, _ in try await readiness() }
         router.head("/readyz") { _, _ in try await readiness().createHeadResponse() }
         router.get("/metrics") { _, _ in
-            Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+            await recordJobs()
+            return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
                      body: .init(byteBuffer: ByteBuffer(bytes: metrics.exposition(pool: ledger.pool))))
         }
+    }
+
+    /// The jobs' gauges from the database; left as they were when it cannot answer (a scrape
+    /// must not fail because the database is slow).
+    private func recordJobs() async {
+        guard let (counts, oldest) = try? await ledger.pool.withConnection({ connection in
+            let counts = try connection.query("""
+                SELECT kind, CASE WHEN state = 'pending' AND leased_until > now() THEN 'running' ELSE state END AS state,
+                       count(*)::int AS n
+                  FROM ledger.jobs WHERE state IN ('pending', 'failed') GROUP BY 1, 2
+                """).map { ServerMetrics.JobCount(kind: try $0.decode("kind"), state: try $0.decode("state"),
+                                                  count: Int(try $0.decode("n", as: Int32.self))) }
+            let oldest = try connection.query("""
+                SELECT extract(epoch FROM now() - min(created_at))::float8 AS age FROM ledger.jobs WHERE state = 'pending'
+                """)[0].decode("age", as: Double?.self)
+            return (counts, oldest)
+        }) else { return }
+        metrics.recordJobs(counts, oldestPending: oldest)
     }
 
     private static var healthy: Response { Response.json(#"{"status":"ok"}"#) }

@@ -90,6 +90,7 @@ extension LedgerCommand {
         case "purchase", "renewal":
             let kind: PaymentKind = type == "renewal" ? .renewal : .purchase
             let payment = try Payment(fields: fields, kind: kind)
+            try SignedTransactionCheck.check(payment, line: fields, stores: stores)
             self = .record(payment, kind: kind)
         case "consume":
             self = .consume(

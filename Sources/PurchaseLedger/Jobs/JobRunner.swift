@@ -18,6 +18,8 @@ public final class JobRunner: Sendable {
         public var maxDelay: Duration = .seconds(3600)
         /// Failures for this long fail a job for good.
         public var giveUpAfter: Duration = .seconds(3 * 24 * 3600)
+        /// Told of every run when it ends (for metrics).
+        public var onRun: (@Sendable (Run) -> Void)?
 
         public init() {}
     }
@@ -167,6 +169,7 @@ public final class JobRunner: Sendable {
             logger.warning("job \(job.id) (\(job.kind.rawValue)): \(error)")
         }
         logger.debug("job \(job.id) \(job.kind.rawValue) attempt \(job.attempt): \(run.result.rawValue)")
+        options.onRun?(run)
         return run
     }
 

@@ -16,6 +16,9 @@ public struct StoreConfiguration: Sendable {
     public var asksGoogle: Bool = false
     /// Apple's CONSUMPTION_REQUEST is answered (`LEDGER_APPLE_CONSUMPTION_ANSWERS=on`, §6.4).
     public var answersConsumptionRequests: Bool = false
+    /// An App Store `purchase` or `renewal` line must carry the app's `signedTransaction`
+    /// (`LEDGER_APPLE_REQUIRE_SIGNED_TRANSACTIONS=on`, §6.4).
+    public var requiresSignedTransactions: Bool = false
 
     public init(appleBundleIds: Set<String> = [], appleEnvironments: Set<String> = ["Production"],
                 appleRoots: AppleRootCertificates = .appleRootCAG3, googlePackageNames: Set<String> = []) {
@@ -50,6 +53,12 @@ public struct StoreConfiguration: Sendable {
             stores.answersConsumptionRequests = true
         case let other:
             throw LedgerError(.invalidInput, "LEDGER_APPLE_CONSUMPTION_ANSWERS: expected on or off, got \"\(other.prefix(40))\"")
+        }
+        switch environment["LEDGER_APPLE_REQUIRE_SIGNED_TRANSACTIONS"] ?? "off" {
+        case "off", "": break
+        case "on": stores.requiresSignedTransactions = true
+        case let other:
+            throw LedgerError(.invalidInput, "LEDGER_APPLE_REQUIRE_SIGNED_TRANSACTIONS: expected on or off, got \"\(other.prefix(40))\"")
         }
         return stores
     }

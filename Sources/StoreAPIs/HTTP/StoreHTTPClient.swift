@@ -32,10 +32,16 @@ public final class StoreHTTPClient: Sendable {
     let client: HTTPClient
     let configuration: Configuration
     let logger: Logger
+    let observer: CallObserver?
+
+    /// Told of every call when it ends: the store, the route template and the status (or
+    /// `timeout`, `connection`), for metrics. Never the path, a header or a body.
+    public typealias CallObserver = @Sendable (_ store: String, _ route: String, _ status: String) -> Void
 
     /// A client on the shared event loop group. `logger` receives one debug line per call (store,
     /// route template, status), never a path, header or body.
-    public init(configuration: Configuration = Configuration(), logger: Logger = Logger(label: "StoreAPIs")) {
+    public init(configuration: Configuration = Configuration(), logger: Logger = Logger(label: "StoreAPIs"),
+                observer: CallObserver? = nil) {
         var http = HTTPClient.Configuration(
             redirectConfiguration: .disallow,
             timeout: .init(connect: .nanoseconds(Self.nanoseconds(configuration.connectTimeout)),
@@ -46,6 +52,7 @@ public final class StoreHTTPClient: Sendable {
         self.client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: http)
         self.configuration = configuration
         self.logger = logger
+        self.observer = observer
     }
 
     /// Closes the pooled connections. No call may be made after it.
@@ -84,11 +91,13 @@ public final class StoreHTTPClient: Sendable {
                 "store": "\(store.rawValue)", "route": "\(route)", "status": "\(response.status.code)",
                 "ms": "\((ContinuousClock.now - started).milliseconds)",
             ])
+            observer?(store.rawValue, route, String(response.status.code))
             return Answer(status: Int(response.status.code), headers: response.headers, body: Data(bytes.readableBytesView))
         } catch is CancellationError {
             throw CancellationError()
         } catch {
             let failure = Self.transportFailure(error, store: store, route: route)
+            observer?(store.rawValue, route, failure.kind == .timeout ? "timeout" : "connection")
             logger.debug("store call failed", metadata: [
                 "store": "\(store.rawValue)", "route": "\(route)", "error": "\(failure.kind)",
             ])

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LedgerJSON
+import LedgerOutput
 import PurchaseLedger
 import StoreAPIs
 
@@ -129,29 +130,6 @@ extension JobRunner.Run {
         if let outcome { w.field("outcome", outcome) }
         if let paymentSeq { w.field("paymentSeq", paymentSeq) }
         if let error { w.field("error", error) }
-        w.endObject()
-    }
-}
-
-extension JobRecord {
-    func write(into w: inout JSONWriter) {
-        w.beginObject()
-        w.field("id", Int(id))
-        w.field("kind", kind)
-        w.field("purpose", purpose)
-        w.key("args")
-        w.value((try? JSONParser.parse(args)) ?? .null)
-        w.field("state", state.rawValue)
-        w.field("attempts", attempts)
-        w.field("runAfter", Timestamp(clamping: runAfter).iso8601Milliseconds)
-        if let leasedUntil { w.field("leasedUntil", Timestamp(clamping: leasedUntil).iso8601Milliseconds) }
-        w.field("createdAt", Timestamp(clamping: createdAt).iso8601Milliseconds)
-        if let finishedAt { w.field("finishedAt", Timestamp(clamping: finishedAt).iso8601Milliseconds) }
-        if let lastStatus { w.field("lastStatus", lastStatus) }
-        if let lastCode { w.field("lastCode", lastCode) }
-        if let lastError { w.field("lastError", lastError) }
-        if let outcome { w.field("outcome", outcome) }
-        if let paymentSeq { w.field("paymentSeq", paymentSeq) }
         w.endObject()
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import LedgerServer
 import Logging
 import PurchaseLedger
 import StoreAPIs
@@ -10,6 +11,7 @@ struct StoreWork {
     let ledger: Ledger
     let api: StoreAPIConfiguration
     let logger: Logger
+    let metrics: ServerMetrics
     var interval: Duration = .seconds(3600)
     /// Each reconciliation reaches back this much before the previous one's end.
     var overlap: TimeInterval = 600
@@ -18,8 +20,13 @@ struct StoreWork {
 
     func run() async {
         guard api.google != nil || api.apple != nil else { return }
-        let http = StoreHTTPClient(logger: logger)
-        let runner = JobRunner(ledger: ledger, stores: api, http: http, logger: logger)
+        let metrics = self.metrics
+        let http = StoreHTTPClient(logger: logger) { store, route, status in
+            metrics.storeCall(store: store, route: route, status: status)
+        }
+        var options = JobRunner.Options()
+        options.onRun = { run in metrics.jobRun(kind: run.kind, result: run.result.rawValue) }
+        let runner = JobRunner(ledger: ledger, stores: api, http: http, options: options, logger: logger)
         logger.info("asking the stores: \([api.google != nil ? "Google Play" : nil, api.apple != nil ? "App Store" : nil].compactMap { $0 }.joined(separator: " and ")); running jobs of kinds \(runner.kinds.map(\.rawValue).sorted().joined(separator: ", "))")
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await runner.runForever() }

@@ -99,10 +99,11 @@ struct Serve: AsyncParsableCommand {
         } catch {
             throw ValidationError("\(error)")
         }
-        let storeWork = Task { await StoreWork(ledger: ledger, api: api, logger: logger).run() }
+        let metrics = ServerMetrics()
+        let storeWork = Task { await StoreWork(ledger: ledger, api: api, logger: logger, metrics: metrics).run() }
         defer { storeWork.cancel() }
         do {
-            try await LedgerServer.run(ledger: ledger, configuration: configuration, logger: logger) { port in
+            try await LedgerServer.run(ledger: ledger, configuration: configuration, logger: logger, metrics: metrics) { port in
                 FileHandle.standardOutput.write(Data("listening on http://\(host):\(port)\n".utf8))
             }
         } catch {
