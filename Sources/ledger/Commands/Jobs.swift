@@ -40,6 +40,9 @@ struct Jobs: AsyncParsableCommand {
                 var settings = JobRunner.Options()
                 settings.concurrency = concurrency
                 let runner = JobRunner(ledger: ledger, stores: api, http: http, options: settings, logger: LedgerLog.logger)
+                if runner.kinds.isEmpty {
+                    FileHandle.standardError.write(Data("ledger: no store API is configured (LEDGER_GOOGLE_SERVICE_ACCOUNT_FILE; LEDGER_APPLE_API_KEY_FILE with LEDGER_APPLE_CONSUMPTION_ANSWERS=on), so no job can run\n".utf8))
+                }
                 return untilIdle ? try await runner.runUntilIdle(timeout: .seconds(timeout)) : try await runner.runDue()
             }
             if json {
