@@ -9,7 +9,7 @@ extension LedgerServerTests {
     struct JobRouteTests {
         /// Three jobs as runners leave them: one pending, one failed with the store's answer, one done.
         static func seed(_ server: ServerHarness) throws {
-            try server.database.withConnection { c in
+            _ = try server.database.withConnection { c in
                 try c.execute("""
                     INSERT INTO ledger.jobs (kind, purpose, args, secret, state, attempts, finished_at, last_status, last_code, last_error, outcome)
                     VALUES ('google.subscription', 'notification:GG:m-1', '{"packageName":"com.example.game"}', 'secret-token-1', 'pending', 0, NULL, NULL, NULL, NULL, NULL),

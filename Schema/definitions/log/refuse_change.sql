@@ -12,7 +12,7 @@ CREATE OR REPLACE TRIGGER events_append_only BEFORE UPDATE OR DELETE ON ledger.e
 CREATE OR REPLACE TRIGGER events_no_truncate BEFORE TRUNCATE ON ledger.events
     FOR EACH STATEMENT EXECUTE FUNCTION ledger.refuse_change();
 -- ALWAYS: they fire under session_replication_role = replica too, which otherwise turns every
--- trigger off; a superuser must now disable them by name (ALTER TABLE … DISABLE TRIGGER) to
+-- trigger off; a superuser has to disable them by name (ALTER TABLE … DISABLE TRIGGER) to
 -- change the log, and `ledger verify --chain` still sees a changed event (README, "Who can do what").
 ALTER TABLE ledger.events ENABLE ALWAYS TRIGGER events_append_only;
 ALTER TABLE ledger.events ENABLE ALWAYS TRIGGER events_no_truncate;

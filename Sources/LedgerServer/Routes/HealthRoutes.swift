@@ -26,18 +26,18 @@ struct HealthRoutes {
     /// The jobs' gauges from the database; left as they were when it cannot answer (a scrape
     /// must not fail because the database is slow).
     private func recordJobs() async {
-        guard let (counts, oldest) = try? await ledger.pool.withConnection({ connection in
-            let counts = try connection.query("""
+        guard let rows = try? await ledger.pool.withConnection({ connection in
+            // One round trip: the counts, and beside each the oldest pending job's age.
+            try connection.query("""
                 SELECT kind, CASE WHEN state = 'pending' AND leased_until > now() THEN 'running' ELSE state END AS state,
-                       count(*)::int AS n
+                       count(*)::int AS n,
+                       extract(epoch FROM now() - min(min(created_at) FILTER (WHERE state = 'pending')) OVER ())::float8 AS oldest
                   FROM ledger.jobs WHERE state IN ('pending', 'failed') GROUP BY 1, 2
-                """).map { ServerMetrics.JobCount(kind: try $0.decode("kind"), state: try $0.decode("state"),
-                                                  count: Int(try $0.decode("n", as: Int32.self))) }
-            let oldest = try connection.query("""
-                SELECT extract(epoch FROM now() - min(created_at))::float8 AS age FROM ledger.jobs WHERE state = 'pending'
-                """)[0].decode("age", as: Double?.self)
-            return (counts, oldest)
+                """).map { (ServerMetrics.JobCount(kind: try $0.decode("kind"), state: try $0.decode("state"),
+                                                   count: Int(try $0.decode("n", as: Int32.self))),
+                            try $0.decode("oldest", as: Double?.self)) }
         }) else { return }
+        let (counts, oldest) = (rows.map(\.0), rows.first?.1)
         metrics.recordJobs(counts, oldestPending: oldest)
     }
 

@@ -74,22 +74,13 @@ extension Ledger {
         }
     }
 
-    /// How many jobs wait (due now or later), by kind; the runners' `--until-idle` ends at none.
-    func pendingJobCount(kinds: Set<StoreJob.Kind>) async throws -> Int {
-        try await pool.withConnection { connection in
-            Int(try connection.query("""
-                SELECT count(*)::int AS n FROM ledger.jobs
-                 WHERE state = 'pending' AND kind = ANY(string_to_array(\(kinds.map(\.rawValue).sorted().joined(separator: ",")), ','))
-                """)[0].decode("n", as: Int32.self))
-        }
-    }
-
-    /// The soonest instant a pending job of these kinds is due.
+    /// The soonest instant a pending job of these kinds is due (nil: none is pending, which
+    /// ends `--until-idle`).
     func nextJobDue(kinds: Set<StoreJob.Kind>) async throws -> Date? {
         try await pool.withConnection { connection in
             try connection.query("""
                 SELECT min(run_after) AS due FROM ledger.jobs
-                 WHERE state = 'pending' AND kind = ANY(string_to_array(\(kinds.map(\.rawValue).sorted().joined(separator: ",")), ','))
+                 WHERE state = 'pending' AND kind = ANY(string_to_array(\(kinds.list), ','))
                 """)[0].decode("due", as: Date?.self)
         }
     }
@@ -99,7 +90,7 @@ extension Ledger {
             try connection.query("""
                 SELECT id, kind, args::text AS args, secret, attempts, created_at
                   FROM ledger.claim_jobs(\(limit), make_interval(secs => \(lease.seconds)),
-                                         string_to_array(\(kinds.map(\.rawValue).sorted().joined(separator: ",")), ','))
+                                         string_to_array(\(kinds.list), ','))
                 """).compactMap { row -> ClaimedJob? in
                 guard let kind = StoreJob.Kind(rawValue: try row.decode("kind")) else { return nil }
                 var args: [String: String] = [:]
@@ -164,4 +155,9 @@ extension Ledger {
 extension Duration {
     /// Seconds, with the fraction, for `make_interval(secs => …)`.
     var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}
+
+extension Set<StoreJob.Kind> {
+    /// The kinds as one comma-separated parameter (`string_to_array` makes the array).
+    var list: String { map(\.rawValue).sorted().joined(separator: ",") }
 }

@@ -44,21 +44,16 @@ struct GoogleNotificationDecoder {
         if let sub = try dn.object("subscriptionNotification") {
             guard let type = try sub.int64("notificationType") else { throw sub.invalid("notificationType", "missing") }
             notification.notificationType = "subscription/\(type)"
-            notification.purchaseTokenSha256 = Self.digest(try sub.string("purchaseToken", maxLength: LedgerCommand.Limits.purchaseToken))
+            let token = try sub.string("purchaseToken", maxLength: LedgerCommand.Limits.purchaseToken)
+            notification.purchaseTokenSha256 = Self.digest(token)
             let hasPayment = line.value(["payment"]) != nil
             notification.effect = Self.effect(subscriptionType: type, hasPayment: hasPayment)
             if notification.effect == .payment {
                 notification.payment = try payment(line, token: sub, tokenDigest: notification.purchaseTokenSha256!)
             } else if stores.asksGoogle, !hasPayment, [1, 2, 4, 7].contains(type) {
                 // RECOVERED, RENEWED, PURCHASED, RESTARTED: only subscriptionsv2 says what was paid (§6.3).
-                notification.effect = .ask
-                notification.job = StoreJob(
-                    kind: .googleSubscription, purpose: "notification:GG:\(messageId)",
-                    args: ["packageName": package, "notificationId": messageId,
-                           "eventTime": Timestamp(eventTime).iso8601Microseconds,
-                           "purchaseTokenSha256": notification.purchaseTokenSha256!,
-                           "subscriptionId": try sub.optionalString("subscriptionId", maxLength: LedgerCommand.Limits.productId) ?? ""],
-                    secret: try sub.string("purchaseToken", maxLength: LedgerCommand.Limits.purchaseToken))
+                Self.ask(&notification, .googleSubscription, package: package, token: token,
+                         product: ("subscriptionId", try sub.optionalString("subscriptionId", maxLength: LedgerCommand.Limits.productId)))
             }
         } else if let voided = try dn.object("voidedPurchaseNotification") {
             notification.notificationType = "voided"
@@ -75,17 +70,25 @@ struct GoogleNotificationDecoder {
                 // ONE_TIME_PRODUCT_PURCHASED: productsv2 says the order (§6.3).
                 let token = try oneTime.string("purchaseToken", maxLength: LedgerCommand.Limits.purchaseToken)
                 notification.purchaseTokenSha256 = Self.digest(token)
-                notification.effect = .ask
-                notification.job = StoreJob(
-                    kind: .googleProduct, purpose: "notification:GG:\(messageId)",
-                    args: ["packageName": package, "notificationId": messageId,
-                           "eventTime": Timestamp(eventTime).iso8601Microseconds,
-                           "purchaseTokenSha256": notification.purchaseTokenSha256!,
-                           "sku": try oneTime.optionalString("sku", maxLength: LedgerCommand.Limits.productId) ?? ""],
-                    secret: token)
+                Self.ask(&notification, .googleProduct, package: package, token: token,
+                         product: ("sku", try oneTime.optionalString("sku", maxLength: LedgerCommand.Limits.productId)))
             }
         }
         return notification
+    }
+
+    /// Makes the notification an `ask` (§6.3): recorded with the job that asks the Play Developer
+    /// API about its token (the job's secret), named by the push's message id.
+    private static func ask(_ notification: inout StoreNotification, _ kind: StoreJob.Kind, package: String, token: String,
+                            product: (name: String, value: String?)) {
+        notification.effect = .ask
+        notification.job = StoreJob(
+            kind: kind, purpose: "notification:GG:\(notification.notificationId)",
+            args: ["packageName": package, "notificationId": notification.notificationId,
+                   "eventTime": Timestamp(notification.effectiveAt).iso8601Microseconds,
+                   "purchaseTokenSha256": notification.purchaseTokenSha256 ?? digest(token),
+                   product.name: product.value ?? ""],
+            secret: token)
     }
 
     /// §5.3's table for `subscriptionNotification.notificationType`.

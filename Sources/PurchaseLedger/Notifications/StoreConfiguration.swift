@@ -1,4 +1,5 @@
 import Foundation
+import StoreAPIs
 
 /// Which store notifications the ledger accepts (CONTRACT.md §5.1): the apps, the App Store
 /// environments and the roots that Apple's signatures must chain to.
@@ -32,7 +33,9 @@ public struct StoreConfiguration: Sendable {
     public static let none = StoreConfiguration()
 
     /// Reads `LEDGER_APPLE_BUNDLE_IDS`, `LEDGER_APPLE_ENVIRONMENTS`, `LEDGER_APPLE_ROOT_CERTIFICATES`
-    /// and `LEDGER_GOOGLE_PACKAGE_NAMES`. Throws `INVALID_INPUT` naming the variable that is wrong.
+    /// and `LEDGER_GOOGLE_PACKAGE_NAMES`, and from the store APIs' variables (§6.1) whether Google
+    /// is asked, consumption requests answered and signed transactions required. Throws
+    /// `INVALID_INPUT` naming the variable that is wrong.
     public static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) throws -> StoreConfiguration {
         let environments = list(environment["LEDGER_APPLE_ENVIRONMENTS"])
         for name in environments where name != "Production" && name != "Sandbox" {
@@ -43,23 +46,19 @@ public struct StoreConfiguration: Sendable {
             appleEnvironments: environments.isEmpty ? ["Production"] : Set(environments),
             appleRoots: try AppleRootCertificates.fromEnvironment(environment["LEDGER_APPLE_ROOT_CERTIFICATES"]),
             googlePackageNames: Set(list(environment["LEDGER_GOOGLE_PACKAGE_NAMES"])))
-        stores.asksGoogle = !(environment["LEDGER_GOOGLE_SERVICE_ACCOUNT_FILE"] ?? "").isEmpty
-        switch environment["LEDGER_APPLE_CONSUMPTION_ANSWERS"] ?? "off" {
-        case "off", "": break
-        case "on":
-            guard !(environment["LEDGER_APPLE_API_KEY_FILE"] ?? "").isEmpty else {
-                throw LedgerError(.invalidInput, "LEDGER_APPLE_CONSUMPTION_ANSWERS: on needs the App Store Server API's key (LEDGER_APPLE_API_KEY_FILE, LEDGER_APPLE_API_KEY_ID, LEDGER_APPLE_API_ISSUER_ID)")
-            }
-            stores.answersConsumptionRequests = true
-        case let other:
-            throw LedgerError(.invalidInput, "LEDGER_APPLE_CONSUMPTION_ANSWERS: expected on or off, got \"\(other.prefix(40))\"")
+        // What the store APIs' configuration (§6.1, read once, in StoreAPIs) decides about notifications.
+        let api: StoreAPIConfiguration
+        do {
+            api = try StoreAPIConfiguration.fromEnvironment(environment)
+        } catch {
+            throw LedgerError(.invalidInput, error.description)
         }
-        switch environment["LEDGER_APPLE_REQUIRE_SIGNED_TRANSACTIONS"] ?? "off" {
-        case "off", "": break
-        case "on": stores.requiresSignedTransactions = true
-        case let other:
-            throw LedgerError(.invalidInput, "LEDGER_APPLE_REQUIRE_SIGNED_TRANSACTIONS: expected on or off, got \"\(other.prefix(40))\"")
+        if api.appleConsumptionAnswers, api.apple == nil {
+            throw LedgerError(.invalidInput, "LEDGER_APPLE_CONSUMPTION_ANSWERS: on needs the App Store Server API's key (LEDGER_APPLE_API_KEY_FILE, LEDGER_APPLE_API_KEY_ID, LEDGER_APPLE_API_ISSUER_ID)")
         }
+        stores.asksGoogle = api.google != nil
+        stores.answersConsumptionRequests = api.appleConsumptionAnswers
+        stores.requiresSignedTransactions = api.appleRequireSignedTransactions
         return stores
     }
 

@@ -130,34 +130,17 @@ public final class AppStoreServerClient: Sendable {
     func call(route: String, method: HTTPMethod, environment: AppStoreEnvironment, path: String,
               query: [(String, String)] = [], body: Data?) async throws -> StoreHTTPClient.Answer {
         let base = environment == .production ? productionURL : sandboxURL
-        let url = StorePath.url(base: base, path: path, query: query)
-        var token: String
-        do {
-            token = try jwt()
-        } catch {
-            throw StoreAPIError(store: .appStore, route: route, kind: .invalidRequest, detail: "cannot sign the JWT")
-        }
-        var retried = false
-        while true {
-            var headers = HTTPHeaders()
-            headers.add(name: "Authorization", value: "Bearer " + token)
-            headers.add(name: "Accept", value: "application/json")
-            if body != nil { headers.add(name: "Content-Type", value: "application/json") }
-            let answer = try await http.send(store: .appStore, route: route, method: method, url: url,
-                                             headers: headers, body: body)
-            if answer.status == 401 && !retried {
-                retried = true
-                http.logger.debug("store JWT refused, signing a new one", metadata: ["store": "app-store", "route": "\(route)"])
-                do {
-                    token = try jwt(refused: token)
-                } catch {
-                    throw StoreAPIError(store: .appStore, route: route, kind: .invalidRequest, detail: "cannot sign the JWT")
-                }
-                continue
+        func signed(refusing refused: String? = nil) throws -> String {
+            do {
+                return try jwt(refused: refused)
+            } catch {
+                throw StoreAPIError(store: .appStore, route: route, kind: .invalidRequest, detail: "cannot sign the JWT")
             }
-            guard (200..<300).contains(answer.status) else { throw Self.error(route: route, answer: answer) }
-            return answer
         }
+        return try await http.sendAuthorized(
+            store: .appStore, route: route, method: method, url: StorePath.url(base: base, path: path, query: query),
+            body: body, credential: try signed(), renew: { try signed(refusing: $0) },
+            refusal: { Self.error(route: route, answer: $0) })
     }
 
     /// Apple's error answer `{"errorCode": 4040010, "errorMessage": "…"}` (none for a 401).

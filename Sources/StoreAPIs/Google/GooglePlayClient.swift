@@ -109,28 +109,11 @@ public final class GooglePlayClient: Sendable {
     /// One authorized call: with the shared token, and once more with a new token after a 401.
     func call(route: String, method: HTTPMethod, path: String, query: [(String, String)] = [],
               body: Data? = nil) async throws -> StoreHTTPClient.Answer {
-        let url = StorePath.url(base: baseURL, path: path, query: query)
-        var token = try await tokens.token()
-        var retried = false
-        while true {
-            var headers = HTTPHeaders()
-            headers.add(name: "Authorization", value: "Bearer " + token)
-            headers.add(name: "Accept", value: "application/json")
-            if body != nil { headers.add(name: "Content-Type", value: "application/json") }
-            let answer = try await http.send(store: .googlePlay, route: route, method: method, url: url,
-                                             headers: headers, body: body)
-            if answer.status == 401 && !retried {
-                retried = true
-                http.logger.debug("store token refused, asking for a new one",
-                                  metadata: ["store": "google-play", "route": "\(route)"])
-                token = try await tokens.token(replacing: token)
-                continue
-            }
-            guard (200..<300).contains(answer.status) else {
-                throw GoogleErrorBody.error(store: .googlePlay, route: route, answer: answer)
-            }
-            return answer
-        }
+        try await http.sendAuthorized(
+            store: .googlePlay, route: route, method: method, url: StorePath.url(base: baseURL, path: path, query: query),
+            body: body, credential: try await tokens.token(),
+            renew: { try await tokens.token(replacing: $0) },
+            refusal: { GoogleErrorBody.error(store: .googlePlay, route: route, answer: $0) })
     }
 
     func decode<T: Decodable>(_ answer: StoreHTTPClient.Answer, route: String) throws -> T {

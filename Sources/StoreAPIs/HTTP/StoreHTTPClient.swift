@@ -105,6 +105,31 @@ public final class StoreHTTPClient: Sendable {
         }
     }
 
+    /// One call with a bearer credential (Google's access token, Apple's JWT): sent with
+    /// `credential`, and after a 401 once more with the one `renew` gives in place of the refused
+    /// one. An answer outside 2xx is thrown as `refusal` reads it (each store has its error body).
+    func sendAuthorized(store: StoreAPIError.Store, route: String, method: HTTPMethod, url: String, body: Data?,
+                        credential: String, renew: (_ refused: String) async throws -> String,
+                        refusal: (Answer) -> StoreAPIError) async throws -> Answer {
+        var token = credential
+        var retried = false
+        while true {
+            var headers = HTTPHeaders()
+            headers.add(name: "Authorization", value: "Bearer " + token)
+            headers.add(name: "Accept", value: "application/json")
+            if body != nil { headers.add(name: "Content-Type", value: "application/json") }
+            let answer = try await send(store: store, route: route, method: method, url: url, headers: headers, body: body)
+            if answer.status == 401 && !retried {
+                retried = true
+                logger.debug("store credential refused, getting a new one", metadata: ["store": "\(store.rawValue)", "route": "\(route)"])
+                token = try await renew(token)
+                continue
+            }
+            guard (200..<300).contains(answer.status) else { throw refusal(answer) }
+            return answer
+        }
+    }
+
     /// A transport error as a `StoreAPIError`: timeouts apart, everything is a connection failure.
     /// The underlying error's text is not kept whole: NIO's errors can quote the URL.
     static func transportFailure(_ error: any Error, store: StoreAPIError.Store, route: String) -> StoreAPIError {

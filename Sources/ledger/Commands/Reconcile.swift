@@ -29,12 +29,7 @@ struct Reconcile: AsyncParsableCommand {
         @OptionGroup var options: StoreAPIOptions
 
         func run() async throws {
-            try await Reconcile.report {
-                try await options.withStores { ledger, api, http in
-                    try await Reconciler(ledger: ledger, stores: api, http: http, logger: LedgerLog.logger)
-                        .google(since: window.since.date, until: window.until?.date ?? Date())
-                }
-            }
+            try await Reconcile.report(window, options) { try await $0.google(since: $1, until: $2) }
         }
     }
 
@@ -46,21 +41,20 @@ struct Reconcile: AsyncParsableCommand {
         @OptionGroup var options: StoreAPIOptions
 
         func run() async throws {
-            try await Reconcile.report {
-                try await options.withStores { ledger, api, http in
-                    try await Reconciler(ledger: ledger, stores: api, http: http, logger: LedgerLog.logger)
-                        .apple(since: window.since.date, until: window.until?.date ?? Date())
-                }
-            }
+            try await Reconcile.report(window, options) { try await $0.apple(since: $1, until: $2) }
         }
     }
 
-    /// Prints the outcomes as ingest's result lines; a store that cannot be reached or is not
-    /// configured exits 2.
-    static func report(_ reconcile: () async throws -> [CommandOutcome]) async throws {
+    /// Reconciles over the window and prints the outcomes as ingest's result lines; a store that
+    /// cannot be reached or is not configured exits 2.
+    static func report(_ window: Window, _ options: StoreAPIOptions,
+                       _ reconcile: (Reconciler, Date, Date) async throws -> [CommandOutcome]) async throws {
         let outcomes: [CommandOutcome]
         do {
-            outcomes = try await reconcile()
+            outcomes = try await options.withStores { ledger, api, http in
+                try await reconcile(Reconciler(ledger: ledger, stores: api, http: http, logger: LedgerLog.logger),
+                                    window.since.date, window.until?.date ?? Date())
+            }
         } catch let error as StoreAPIError {
             Terminal.fail("ledger: \(error)")
         } catch let error as Reconciler.Failure {
