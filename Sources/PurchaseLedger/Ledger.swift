@@ -94,6 +94,7 @@ public final class Ledger: Sendable {
     /// engine's retry rules (`CommandRetry`) for the library.
     package func runBatch(_ commands: [LedgerCommand]) async -> [Result<CommandOutcome, any Error>] {
         let now = Date()
+        let commands = commands.map { $0.askingStores(stores) }
         var attempt = 0
         while true {
             attempt += 1

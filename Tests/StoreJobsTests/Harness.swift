@@ -61,6 +61,15 @@ struct Harness {
         try database.withConnection { try $0.ingest(lines, stores: ledger.stores) }
     }
 
+    /// Lines a ledger took before Google's API was configured (notifications accepted, nothing
+    /// asked): no job comes with them. The tests of a notification's job start from these, so
+    /// that the only job is the one under test.
+    func seed(_ lines: [String]) throws -> [CommandOutcome] {
+        var stores = ledger.stores
+        stores.asksGoogle = false
+        return try database.withConnection { try $0.ingest(lines, stores: stores) }
+    }
+
     func count(_ sql: String) throws -> Int {
         try database.withConnection { try $0.count(sql) }
     }

@@ -1,9 +1,10 @@
 -- Records a batch of purchases and renewals, set-based: the one definition of the payment rules
 -- (CONTRACT.md §2.1, §3), for a single payment (a batch of one: record_payment_core) as for the
 -- library's batches (record_payments), a restore's items and a store notification's payment.
--- p_items: [{"kind": "purchase" | "renewal", "data": {the payment command}}, ...] (the §2.1
--- fields under their contract names, the token as purchaseTokenSha256), checked against
--- ledger.field_rules; each event's data is what ledger.payment_event builds.
+-- p_items: [{"kind": "purchase" | "renewal", "data": {the payment command}, "job": {…}}, ...]
+-- (the §2.1 fields under their contract names, the token as purchaseTokenSha256), checked
+-- against ledger.field_rules; each event's data is what ledger.payment_event builds. "job"
+-- (optional: {kind, purpose, args, secret}, ledger.add_job) is written when the item is recorded.
 -- p_from_store: the payments come from a verified store notification (no purchase token; a
 -- duplicate of any payment already recorded for their store transaction).
 -- Returns one result per item, in input order. Each item is atomic on its own: a refused item
@@ -44,6 +45,8 @@ DECLARE
     v_positions bigint[];
     w           record;
     v_parked    boolean;
+    -- Whether an item brings a job (a Google payment from a line, CONTRACT.md §6.3).
+    v_jobs      boolean := EXISTS (SELECT FROM unnest(v_items) AS item WHERE item ? 'job');
 BEGIN
     PERFORM ledger.lock_keys(ARRAY(SELECT unnest(ledger.payment_lock_keys(item->'data')) FROM unnest(v_items) AS item));
     -- Whether a notification is parked: none can be parked while this runs (releases only
@@ -212,6 +215,17 @@ BEGIN
         -- written by a consume of another name at the same time, so its head is locked first.
         v_positions := ledger.append_set(a_streams, a_types, a_data, a_times, 'PaymentLinked' = ANY (a_types));
         PERFORM ledger.project_positions(v_positions);
+
+        -- A recorded payment's job (reading the purchase to acknowledge it), written with the
+        -- payment and caused by its event; its purchase token, which the store's API needs, is
+        -- kept in the job only. A duplicate brings none: the first record's job stands.
+        IF v_jobs THEN
+            PERFORM ledger.add_job((v_items[o]->'job') - 'secret', v_items[o]->'job'->>'secret', p)
+               -- (unnest of several arrays spreads a composite into its columns)
+               FROM unnest(v_ords, v_outcomes) AS x(o, status, code, message, seq)
+               JOIN unnest(a_streams, v_positions) AS s(stream, p) ON s.stream = 'payment:' || x.seq
+              WHERE x.status = 'recorded' AND v_items[o] ? 'job';
+        END IF;
 
         -- A new payment releases the parked notifications that were waiting for it.
         IF v_parked AND EXISTS (SELECT FROM ledger.notifications WHERE parked) THEN

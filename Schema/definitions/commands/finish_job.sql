@@ -2,7 +2,8 @@
 -- ledger.notify, as the store's own notifications are applied; null when the call was the
 -- whole effect) and marks the job done, in one transaction, so the effect commits once. The
 -- follow-up jobs (p_follow: [{kind, purpose, args}], e.g. an acknowledgement) are written only
--- when the payment is recorded or already held, and carry the job's token. A store answer the
+-- when the payment is recorded or already held (or the call was the whole effect: a check of a
+-- recorded payment), and carry the job's token. A store answer the
 -- rules refuse fails the job for good with the refusal. Returns the effect's result, or
 -- 'duplicate' when the claim was lost (another runner took the job after the lease ran out).
 CREATE OR REPLACE FUNCTION ledger.finish_job(p_id bigint, p_attempt integer, p_effect jsonb, p_follow jsonb)
@@ -27,7 +28,7 @@ BEGIN
             RETURN r;
         END IF;
     END IF;
-    IF r.status IN ('recorded', 'duplicate') THEN
+    IF p_effect IS NULL OR r.status IN ('recorded', 'duplicate') THEN
         FOR f IN SELECT value FROM jsonb_array_elements(coalesce(p_follow, '[]')) LOOP
             PERFORM ledger.add_job(f, j.secret, j.caused_by);
         END LOOP;

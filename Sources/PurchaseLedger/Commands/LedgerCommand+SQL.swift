@@ -9,6 +9,9 @@ extension LedgerCommand {
     func statement(now: Date) -> SQL {
         let columns = Self.resultColumns
         switch self {
+        case .record(let payment, let kind) where payment.storeCheck != nil:
+            // With its job: as a set of one, whose items carry jobs.
+            return "SELECT \(unsafeSQL: columns) FROM ledger.record_payments(\(JSONB(text: Payment.items([(payment, kind)])))::jsonb)"
         case .record(let payment, let kind):
             return "SELECT \(unsafeSQL: columns) FROM ledger.record_payment(\(kind.rawValue), \(JSONB(text: payment.commandFields()))::jsonb)"
         case .consume(let seq, let user, let token, let time):
@@ -134,7 +137,8 @@ extension Payment {
     }
 
     /// Payments as the items `ledger.apply_payments` takes (a restore's, a batch's):
-    /// `[{"kind": "purchase" | "renewal", "data": {the command's fields}}, ...]`.
+    /// `[{"kind": "purchase" | "renewal", "data": {the command's fields}, "job": {…}}, ...]`, the
+    /// job (``Payment/storeCheck``, with its token) only when the payment has one.
     static func items(_ payments: [(Payment, PaymentKind)]) -> String {
         var writer = JSONWriter()
         writer.beginArray()
@@ -143,6 +147,10 @@ extension Payment {
             writer.field("kind", kind.rawValue)
             writer.key("data")
             payment.writeCommandFields(into: &writer)
+            if let job = payment.storeCheck {
+                writer.key("job")
+                job.write(into: &writer)
+            }
             writer.endObject()
         }
         writer.endArray()

@@ -126,6 +126,7 @@ public struct Ingestor {
     /// when every command in it is idempotent.
     private mutating func execute(_ commands: [LedgerCommand], _ summary: inout Summary) throws -> [CommandOutcome] {
         guard !commands.isEmpty else { return [] }
+        let commands = commands.map { $0.askingStores(stores) }
         var attempt = 0
         while true {
             attempt += 1

@@ -106,6 +106,28 @@ enum GoogleAnswers {
         return (notification, follow)
     }
 
+    /// The read of a payment an SDK line recorded (``LedgerCommand/askingStores(_:)``): the
+    /// acknowledgement job when the answer says pending, nothing else. The packages are tried in
+    /// turn; one that does not know the token (404) passes to the next, the last one's 404 fails
+    /// the job for good.
+    static func check(job: ClaimedJob, token: String, google: GooglePlayClient) async throws -> [StoreJob] {
+        let packages = (job.args["packageName"] ?? "").split(separator: ",").map(String.init)
+        let productId = job.args["productId"] ?? ""
+        let type = job.args["type"] == "subscription" ? "subscription" : "product"
+        let digest = job.args["purchaseTokenSha256"] ?? SHA256.lowercaseHex(of: Array(token.utf8))
+        for (index, package) in packages.enumerated() {
+            do {
+                let pending = type == "subscription"
+                    ? try await google.subscriptionV2(packageName: package, token: token).isAcknowledgementPending
+                    : try await google.productV2(packageName: package, token: token).isAcknowledgementPending
+                return pending ? [acknowledge(package: package, type: type, productId: productId, digest: digest)] : []
+            } catch let error as StoreAPIError where error.status == 404 && index < packages.count - 1 {
+                continue
+            }
+        }
+        throw JobRunner.PermanentFailure(description: "google.check: no package name to ask about (LEDGER_GOOGLE_PACKAGE_NAMES)")
+    }
+
     /// `GPA.1234-5678-9012-34567..3` → `GPA.1234-5678-9012-34567`: the subscription's first order.
     static func orderBase(_ order: String) -> String {
         guard let range = order.range(of: "..") else { return order }
@@ -143,8 +165,12 @@ enum GoogleAnswers {
     }
 
     private static func acknowledge(job: ClaimedJob, type: String, productId: String, digest: String) -> StoreJob {
+        acknowledge(package: job.args["packageName"] ?? "", type: type, productId: productId, digest: digest)
+    }
+
+    /// One acknowledgement per token, whichever job (a notification's, a line's check) asks first.
+    private static func acknowledge(package: String, type: String, productId: String, digest: String) -> StoreJob {
         StoreJob(kind: .googleAcknowledge, purpose: "acknowledge:GG:\(digest)",
-                 args: ["packageName": job.args["packageName"] ?? "", "productId": productId, "type": type,
-                        "purchaseTokenSha256": digest])
+                 args: ["packageName": package, "productId": productId, "type": type, "purchaseTokenSha256": digest])
     }
 }

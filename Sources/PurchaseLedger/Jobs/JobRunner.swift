@@ -75,7 +75,7 @@ public final class JobRunner: Sendable {
     /// The kinds this runner can run: those of the stores it can reach.
     public var kinds: Set<StoreJob.Kind> {
         var kinds: Set<StoreJob.Kind> = []
-        if google != nil { kinds.formUnion([.googleSubscription, .googleProduct, .googleAcknowledge]) }
+        if google != nil { kinds.formUnion([.googleSubscription, .googleProduct, .googleCheck, .googleAcknowledge]) }
         if !apple.isEmpty, stores.appleConsumptionAnswers { kinds.insert(.appleConsumption) }
         return kinds
     }
@@ -203,7 +203,7 @@ public final class JobRunner: Sendable {
     /// jobs it leads to.
     func call(_ job: ClaimedJob) async throws -> (StoreNotification?, [StoreJob]) {
         switch job.kind {
-        case .googleSubscription, .googleProduct, .googleAcknowledge:
+        case .googleSubscription, .googleProduct, .googleCheck, .googleAcknowledge:
             guard let google else { throw PermanentFailure(description: "Google's API is not configured") }
             guard let token = job.secret else { throw PermanentFailure(description: "the job has no purchase token") }
             let package = job.args["packageName"] ?? ""
@@ -214,6 +214,8 @@ public final class JobRunner: Sendable {
             case .googleProduct:
                 let answer = try await google.productV2(packageName: package, token: token)
                 return try GoogleAnswers.product(answer, job: job, token: token)
+            case .googleCheck:
+                return (nil, try await GoogleAnswers.check(job: job, token: token, google: google))
             default:
                 let product = job.args["productId"] ?? ""
                 if job.args["type"] == "product" {

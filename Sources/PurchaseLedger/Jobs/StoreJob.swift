@@ -10,6 +10,10 @@ public struct StoreJob: Sendable, Hashable {
         case googleSubscription = "google.subscription"
         /// GET `purchases.productsv2` for a token; records the one-time purchase.
         case googleProduct = "google.product"
+        /// GET `purchases.subscriptionsv2` or `purchases.productsv2` for the token of a payment an
+        /// SDK line recorded: acknowledges it (a follow-up job) when the answer says pending;
+        /// records nothing else.
+        case googleCheck = "google.check"
         /// POST `…:acknowledge` for a purchase whose answer said it was not acknowledged.
         case googleAcknowledge = "google.acknowledge"
         /// PUT Send Consumption Information for Apple's CONSUMPTION_REQUEST.

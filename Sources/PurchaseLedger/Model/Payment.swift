@@ -28,6 +28,10 @@ public struct Payment: Sendable, Hashable {
     public var sandboxPayment: Bool
     public var promotionPayment: Bool
     public var productSeq: Int64?
+    /// The job written with this payment when it is recorded: for a Google payment from a line,
+    /// when Google's API is configured, the read that acknowledges it (CONTRACT.md §6.3;
+    /// ``LedgerCommand/askingStores(_:)`` sets it).
+    package var storeCheck: StoreJob?
 
     public init(
         userId: String, storeCode: StoreCode, productId: String, productType: ProductType,
