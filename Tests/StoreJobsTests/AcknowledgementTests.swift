@@ -83,6 +83,34 @@ struct AcknowledgementTests {
         }
     }
 
+    /// Google's answer about a purchase whose owner is unknown says it is not acknowledged: the
+    /// acknowledgement waits (acknowledging a purchase nobody owns would stop Google's refund of
+    /// goods nobody received) until a line names the owner and the payment is recorded.
+    @Test func theAcknowledgementOfAParkedPurchaseWaitsForItsOwner() async throws {
+        let state = Harness.googleState(subscriptions: ["gtok-9": Harness.subscriptionV2(
+            order: "GPA.9999-0000-1111-22222", expiry: "2026-04-01T00:00:00Z", acknowledged: false, account: "acct-7")])
+        try await Harness.with(state) { h in
+            let push = Harness.googleSubscriptionPush(type: 4, token: "gtok-9", messageId: "m-9", eventTime: "2026-03-01T00:00:00Z")
+            #expect(try h.ingest([push]).map(\.status) == [.recorded])
+            let runs = try await h.runner().runUntilIdle(timeout: .seconds(30))
+            #expect(runs.map(\.outcome) == ["parked"], "\(runs)")
+            let waiting = try await h.ledger.jobs(state: .waiting)
+            #expect(waiting.map(\.kind) == ["google.acknowledge"])
+            #expect(try h.calls("POST", ":acknowledge").isEmpty)
+            // A waiting job is not due: a runner has nothing to do.
+            #expect(try await h.runner().runDue().isEmpty)
+
+            let link = #"{"type":"accountLink","userId":"u7","storeCode":"GG","obfuscatedAccountId":"acct-7"}"#
+            #expect(try h.ingest([link]).map(\.status) == [.recorded])
+            #expect(try await h.ledger.jobs(state: .waiting).isEmpty)
+            let after = try await h.runner().runUntilIdle(timeout: .seconds(30))
+            #expect(after.map(\.kind) == ["google.acknowledge"], "\(after)")
+            #expect(after.map(\.result) == [.done])
+            #expect(try h.calls("POST", "purchases/subscriptions/vip_month/tokens/gtok-9:acknowledge").count == 1)
+            #expect(try h.count("SELECT count(*) FROM ledger.jobs WHERE secret IS NOT NULL") == 0)
+        }
+    }
+
     /// The library's own `record`, not only `ingest`, writes the job.
     @Test func theLibrarysRecordWritesTheJobToo() async throws {
         try await Harness.with(Self.state) { h in

@@ -3,7 +3,8 @@
 -- whole effect) and marks the job done, in one transaction, so the effect commits once. The
 -- follow-up jobs (p_follow: [{kind, purpose, args}], e.g. an acknowledgement) are written only
 -- when the payment is recorded or already held (or the call was the whole effect: a check of a
--- recorded payment), and carry the job's token. A store answer the
+-- recorded payment), and carry the job's token; when the effect is parked (its owner unknown)
+-- they are written `waiting` for its release. A store answer the
 -- rules refuse fails the job for good with the refusal. Returns the effect's result, or
 -- 'duplicate' when the claim was lost (another runner took the job after the lease ran out).
 CREATE OR REPLACE FUNCTION ledger.finish_job(p_id bigint, p_attempt integer, p_effect jsonb, p_follow jsonb)
@@ -32,6 +33,15 @@ BEGIN
         FOR f IN SELECT value FROM jsonb_array_elements(coalesce(p_follow, '[]')) LOOP
             PERFORM ledger.add_job(f, j.secret, j.caused_by);
         END LOOP;
+    ELSIF r.status = 'parked' THEN
+        -- Whose payment is not known yet: the follow-ups wait for the notification's release
+        -- (ledger.release_parked wakes them).
+        INSERT INTO ledger.jobs (kind, purpose, args, secret, caused_by, state)
+        SELECT x.job->>'kind', x.job->>'purpose',
+               coalesce(x.job->'args', '{}') || jsonb_build_object('waitsFor', p_effect->>'notificationId'),
+               j.secret, j.caused_by, 'waiting'
+          FROM jsonb_array_elements(coalesce(p_follow, '[]')) AS x(job)
+        ON CONFLICT (purpose) DO NOTHING;
     END IF;
     UPDATE ledger.jobs
        SET state = 'done', finished_at = now(), leased_until = NULL, secret = NULL,

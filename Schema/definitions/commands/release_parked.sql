@@ -9,6 +9,7 @@ DECLARE
     v_owner text;
     v_pos   bigint;
     v_count integer := 0;
+    r       ledger.command_result;
 BEGIN
     FOR w IN
         SELECT n.position, n.notification_id, e.data
@@ -25,7 +26,20 @@ BEGIN
                                jsonb_build_object('storeCode', p_store, 'notificationId', w.notification_id,
                                                   'userId', v_owner), now());
         PERFORM ledger.project_positions(ARRAY[v_pos]);
-        PERFORM ledger.apply_notification(w.data, v_owner);
+        r := ledger.apply_notification(w.data, v_owner);
+        -- The jobs that waited for it (the acknowledgement of the payment it describes): due now
+        -- that the payment is recorded, failed for good when it was refused.
+        IF p_store = 'GG' THEN
+            UPDATE ledger.jobs
+               SET state = CASE WHEN r.status = 'rejected' THEN 'failed' ELSE 'pending' END,
+                   run_after = now(),
+                   finished_at = CASE WHEN r.status = 'rejected' THEN now() END,
+                   secret = CASE WHEN r.status = 'rejected' THEN NULL ELSE secret END,
+                   last_code = CASE WHEN r.status = 'rejected' THEN r.code END,
+                   last_error = CASE WHEN r.status = 'rejected'
+                                     THEN 'the notification it waited for was refused: ' || r.message END
+             WHERE state = 'waiting' AND args->>'waitsFor' = w.notification_id;
+        END IF;
         v_count := v_count + 1;
     END LOOP;
     RETURN v_count;

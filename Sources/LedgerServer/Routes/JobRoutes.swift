@@ -15,7 +15,7 @@ struct JobRoutes {
             var state: JobRecord.State?
             if let text = query.parameters.get("state") {
                 guard let known = JobRecord.State(rawValue: text) else {
-                    throw APIError.invalid("state", "expected pending, failed or done, got \"\(text.prefix(40))\"")
+                    throw APIError.invalid("state", "expected pending, failed, done or waiting, got \"\(text.prefix(40))\"")
                 }
                 state = known
             }

@@ -6,6 +6,9 @@ import Postgres
 public struct JobRecord: Sendable, Hashable {
     public enum State: String, Sendable, Hashable, CaseIterable {
         case pending, done, failed
+        /// Waits for a fact the ledger does not hold yet: the acknowledgement of a purchase whose
+        /// notification is parked, until a line names its owner (then pending).
+        case waiting
     }
 
     public var id: Int64

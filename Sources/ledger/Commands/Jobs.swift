@@ -65,7 +65,7 @@ struct Jobs: AsyncParsableCommand {
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "The jobs, newest first (never their purchase tokens).")
 
-        @Option(help: "Only jobs in this state: pending, failed or done.")
+        @Option(help: "Only jobs in this state: pending, failed, done or waiting.")
         var state: String?
 
         @Option(help: "At most this many.")
@@ -78,7 +78,7 @@ struct Jobs: AsyncParsableCommand {
 
         func validate() throws {
             if let state, JobRecord.State(rawValue: state) == nil {
-                throw ValidationError("--state: expected pending, failed or done, got \(state)")
+                throw ValidationError("--state: expected pending, failed, done or waiting, got \(state)")
             }
         }
 
