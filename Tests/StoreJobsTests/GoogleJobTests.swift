@@ -186,6 +186,41 @@ struct GoogleJobTests {
         }
     }
 
+    /// RESTARTED both turns auto-renew back on (§5.3) and asks subscriptionsv2 (§6.3); about an
+    /// unknown token it is recorded with its job all the same, its own effect parked.
+    @Test func aRestartTurnsAutoRenewBackOnAndAsksGoogle() async throws {
+        let state = Harness.googleState(subscriptions: [
+            "gtok-1": Harness.subscriptionV2(order: "GPA.1234-5678-9012-34567", expiry: "2026-03-01T00:00:00Z"),
+            "gtok-8": Harness.subscriptionV2(order: "GPA.8888-0000-1111-22222", expiry: "2026-03-01T00:00:00Z", account: "acct-8"),
+        ])
+        try await Harness.with(state) { h in
+            _ = try h.seed([Self.sdkPurchase])
+            let at = Fixture.time("2026-02-10T00:00:00Z")
+            let canceled = Harness.googleSubscriptionPush(type: 3, token: "gtok-1", messageId: "m-3", eventTime: "2026-02-05T00:00:00Z")
+            #expect(try h.ingest([canceled]).map(\.status) == [.recorded])
+            #expect(try await h.ledger.subscriptions(userId: "u1", at: at).map(\.autoRenewing) == [false])
+
+            let restarted = Harness.googleSubscriptionPush(type: 7, token: "gtok-1", messageId: "m-7", eventTime: "2026-02-06T00:00:00Z")
+            let unknown = Harness.googleSubscriptionPush(type: 7, token: "gtok-8", messageId: "m-8", eventTime: "2026-02-06T00:00:00Z")
+            #expect(try h.ingest([restarted, unknown]).map(\.status) == [.recorded, .recorded])
+            #expect(try await h.ledger.subscriptions(userId: "u1", at: at).map(\.autoRenewing) == [true])
+            #expect(try h.count("SELECT count(*) FROM ledger.jobs WHERE kind = 'google.subscription'") == 2)
+            #expect(try h.count("SELECT count(*) FROM ledger.notifications WHERE notification_id = 'm-8' AND parked") == 1)
+
+            let runs = try await h.runner().runUntilIdle(timeout: .seconds(30))
+            // The restart's order is the purchase the line reported: a duplicate. The unknown
+            // token's answer names no owner the ledger knows: parked until a link does.
+            #expect(runs.map(\.outcome).sorted { ($0 ?? "") < ($1 ?? "") } == ["duplicate", "parked"], "\(runs)")
+            #expect(try h.count("SELECT count(*) FROM ledger.payments WHERE store_code = 'GG'") == 1)
+            let link = #"{"type":"accountLink","userId":"u8","storeCode":"GG","obfuscatedAccountId":"acct-8"}"#
+            #expect(try h.ingest([link]).map(\.status) == [.recorded])
+            let u8 = try await h.ledger.subscriptions(userId: "u8", at: at)
+            #expect(u8.map(\.latestPaymentSeq) == ["GPA.8888-0000-1111-22222"])
+            #expect(u8.map(\.autoRenewing) == [true])
+            #expect(try h.count("SELECT count(*) FROM ledger.notifications WHERE parked") == 0)
+        }
+    }
+
     @Test func withoutGoogleConfiguredTheTableOfSection5Stands() async throws {
         try await TestDatabase.with { database in
             let stores = StoreConfiguration(googlePackageNames: [Harness.package])

@@ -3,7 +3,9 @@
 -- Effect 'ask' (§6.3: a Google notification that only the Play Developer API can explain) is
 -- recorded with its job (n->'job': {kind, purpose, args, secret}), which is never kept in the
 -- event: its secret is the purchase token. The job's answer comes back here as a notification
--- of its own, effect 'learnedPayment' (ledger.finish_job).
+-- of its own, effect 'learnedPayment' (ledger.finish_job). A notification with an effect of its
+-- own may bring a job too (Google's RESTARTED: auto-renew back on, and the payment asked): the
+-- effect applies or is parked as any other, and the notification is recorded with its job.
 CREATE OR REPLACE FUNCTION ledger.notify(n jsonb)
 RETURNS ledger.command_result
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off AS $$
@@ -71,8 +73,11 @@ BEGIN
     v_pos := ledger.append('notification:' || v_store || ':' || v_id, 'NotificationReceived',
                            n || jsonb_build_object('outcome', v_outcome), (n->>'effectiveAt')::timestamptz, 0);
     PERFORM ledger.project_positions(ARRAY[v_pos]);
-    IF v_outcome = 'asked' THEN
+    IF v_job IS NOT NULL AND v_outcome IN ('asked', 'applied', 'parked') THEN
         PERFORM ledger.add_job(v_job - 'secret', v_job->>'secret', v_pos);
+        IF v_outcome = 'parked' THEN
+            r := ROW('recorded', NULL, NULL, NULL, NULL, NULL, NULL)::ledger.command_result;
+        END IF;
     END IF;
     RETURN r;
 END

@@ -52,8 +52,10 @@ struct GoogleNotificationDecoder {
                 notification.payment = try payment(line, token: sub, tokenDigest: notification.purchaseTokenSha256!)
             } else if stores.asksGoogle, !hasPayment, [1, 2, 4, 7].contains(type) {
                 // RECOVERED, RENEWED, PURCHASED, RESTARTED: only subscriptionsv2 says what was paid (§6.3).
+                // RESTARTED keeps its own effect too (§5.3: auto-renew back on).
                 Self.ask(&notification, .googleSubscription, package: package, token: token,
-                         product: ("subscriptionId", try sub.optionalString("subscriptionId", maxLength: LedgerCommand.Limits.productId)))
+                         product: ("subscriptionId", try sub.optionalString("subscriptionId", maxLength: LedgerCommand.Limits.productId)),
+                         keepingEffect: type == 7)
             }
         } else if let voided = try dn.object("voidedPurchaseNotification") {
             notification.notificationType = "voided"
@@ -78,10 +80,12 @@ struct GoogleNotificationDecoder {
     }
 
     /// Makes the notification an `ask` (§6.3): recorded with the job that asks the Play Developer
-    /// API about its token (the job's secret), named by the push's message id.
+    /// API about its token (the job's secret), named by the push's message id. `keepingEffect`:
+    /// the notification's own effect applies too (or is parked until its token is known), and it
+    /// is recorded with its job all the same.
     private static func ask(_ notification: inout StoreNotification, _ kind: StoreJob.Kind, package: String, token: String,
-                            product: (name: String, value: String?)) {
-        notification.effect = .ask
+                            product: (name: String, value: String?), keepingEffect: Bool = false) {
+        if !keepingEffect { notification.effect = .ask }
         notification.job = StoreJob(
             kind: kind, purpose: "notification:GG:\(notification.notificationId)",
             args: ["packageName": package, "notificationId": notification.notificationId,
