@@ -54,10 +54,10 @@ public final class ServerMetrics: Sendable {
     }
 
     /// The jobs table as gauges, read at each scrape: `ledger_jobs{kind, state}` (state
-    /// `pending`, `running`, `failed`) and `ledger_jobs_oldest_pending_seconds`.
+    /// `pending`, `running`, `failed`, `waiting`) and `ledger_jobs_oldest_pending_seconds`.
     func recordJobs(_ counts: [JobCount], oldestPending: Double?) {
         for kind in StoreJob.Kind.allCases.map(\.rawValue) {
-            for state in ["pending", "running", "failed"] {
+            for state in ["pending", "running", "failed", "waiting"] {
                 let count = counts.first { $0.kind == kind && $0.state == state }?.count ?? 0
                 CoreMetrics.Gauge(label: "ledger_jobs", dimensions: [("kind", kind), ("state", state)], factory: factory)
                     .record(count)

@@ -27,10 +27,10 @@ final class HTTPConnection {
 
     deinit { close(fd) }
 
-    /// `POST path` with a JSON body and a bearer key; returns the status and the body.
+    /// `POST path` with a JSON body and a bearer key (none when empty); returns the status and the body.
     func post(_ path: String, key: String, json: String) throws -> (status: Int, body: String) {
         let body = Array(json.utf8)
-        let head = "POST \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(key)\r\n"
+        let head = "POST \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n" + (key.isEmpty ? "" : "Authorization: Bearer \(key)\r\n")
             + "Content-Type: application/json\r\nContent-Length: \(body.count)\r\n\r\n"
         try write(Array(head.utf8) + body)
         return try readResponse()

@@ -124,9 +124,13 @@ final class ServeProcess: @unchecked Sendable {
     let key: String
     private let process = Process()
 
-    init(binary: String, conninfo: String, poolSize: Int, key: String) throws {
+    /// `environment` is added to this process's own (the store variables of a figure).
+    init(binary: String, conninfo: String, poolSize: Int, key: String, environment: [String: String] = [:]) throws {
         self.key = key
         process.executableURL = URL(fileURLWithPath: binary)
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         process.arguments = ["serve", "--port", "0", "--pool-size", String(poolSize), "--database-url", conninfo]
         let output = Pipe()
         process.standardOutput = output

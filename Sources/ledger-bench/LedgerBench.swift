@@ -46,6 +46,18 @@ struct LedgerBench: AsyncParsableCommand {
     @Option(help: "The seed that draws the users of the query figures. Default: a new one each run, printed, so that a run does not find an earlier run's users in cache; give the printed one to look up the same users again.")
     var seed: UInt64?
 
+    @Flag(help: "Measure only the store jobs (issue #30): Google renewal notifications through POST /notifications/google, the Play Developer API asked (shared/tools/fake-store-api on loopback), against the same notifications without the API.")
+    var storeJobs = false
+
+    @Option(help: "Notifications per run of --store-jobs.")
+    var notifications = 10_000
+
+    @Option(help: "Jobs the server of --store-jobs runs at once (LEDGER_JOB_CONCURRENCY).")
+    var jobConcurrency = 8
+
+    @Option(help: "The store fake of --store-jobs. Default: $FAKE_STORE_API, else shared/tools/fake-store-api beside the repository.")
+    var fakeStoreApi: String?
+
     @Flag(help: "Keep the scratch database.")
     var keep = false
 
@@ -58,6 +70,10 @@ struct LedgerBench: AsyncParsableCommand {
             let conninfo = try ConnectionConfiguration(server.conninfo, database: queriesOn).keywordConninfo()
             let figures = try queryFigures(conninfo: conninfo)
             printReport(figures, events: try LedgerPaths(conninfo: conninfo).logEvents())
+            return
+        }
+        if storeJobs {
+            printReport(try storeJobFigures(serverConninfo: server.conninfo), events: 0)
             return
         }
         let name = "ledger_bench_\(getpid())"
@@ -140,6 +156,55 @@ struct LedgerBench: AsyncParsableCommand {
 
         figures += try analyticsFigures(paths)
         printReport(figures, events: logEvents)
+    }
+
+    /// Issue #30: `runs` rounds, each the notifications without the API, then with it (jobs run
+    /// by the server while the pushes arrive, then the wait for the last); medians of the rates,
+    /// the lag's quantiles over every round's jobs.
+    private func storeJobFigures(serverConninfo: String) throws -> [Figure] {
+        let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let fake = fakeStoreApi ?? ProcessInfo.processInfo.environment["FAKE_STORE_API"]
+            ?? repository.deletingLastPathComponent().appendingPathComponent("shared/tools/fake-store-api").path
+        let paths = StoreJobPaths(serverConninfo: serverConninfo, ledgerBinary: ledgerBinary(), fakeTool: fake,
+                                  connections: httpConnections, jobConcurrency: jobConcurrency)
+        var without: [Double] = [], written: [Double] = [], with: [Double] = [], jobs: [Double] = [], drains: [Double] = []
+        var lags: [Double] = []
+        try paths.withFake(tokens: notifications) { baseURL, keys in
+            for r in 0..<max(1, runs) {
+                step("round \(r + 1): \(notifications) Google notifications to a server that does not ask the Play Developer API")
+                let plain = try paths.measure(count: notifications, googleAPI: nil, tag: "plain\(r)", progress: step)
+                step("round \(r + 1): the same to a server that writes their jobs and runs none")
+                let writes = try paths.measure(count: notifications, googleAPI: (baseURL, keys), runsJobs: false, tag: "written\(r)", progress: step)
+                step("round \(r + 1): the same to a server that asks Google (the store fake at \(baseURL)) while they arrive")
+                let asked = try paths.measure(count: notifications, googleAPI: (baseURL, keys), tag: "asked\(r)", progress: step)
+                step(String(format: "round %d: %.0f, %.0f and %.0f notifications/s, %.0f jobs/s, lag p50 %.2f s p99 %.2f s, drained %.1f s after the last push",
+                            r + 1, plain.postsPerSecond, writes.postsPerSecond, asked.postsPerSecond, asked.jobsPerSecond,
+                            Measure.quantile(asked.lags, 0.5), Measure.quantile(asked.lags, 0.99), asked.drainSeconds))
+                without.append(plain.postsPerSecond)
+                written.append(writes.postsPerSecond)
+                with.append(asked.postsPerSecond)
+                jobs.append(asked.jobsPerSecond)
+                drains.append(asked.drainSeconds)
+                lags += asked.lags
+            }
+        }
+        let count = "\(notifications) notifications, \(httpConnections) connections"
+        return [
+            Figure(path: "POST /notifications/google, jobs written", name: "notifications/s, \(count)", unit: "notifications/s",
+                   value: Measure.median(written), baselineName: "the same, API not configured", baseline: Measure.median(without),
+                   goal: .reference),
+            Figure(path: "POST /notifications/google, jobs run beside", name: "notifications/s, \(count)", unit: "notifications/s",
+                   value: Measure.median(with), baselineName: "the same, API not configured", baseline: Measure.median(without),
+                   goal: .reference),
+            Figure(path: "store jobs (subscriptionsv2 → payment)", name: "jobs/s, \(jobConcurrency) at once", unit: "jobs/s",
+                   value: Measure.median(jobs), baselineName: nil, baseline: nil, goal: .reference),
+            Figure(path: "store jobs", name: "lag notification → payment, p50", unit: "s",
+                   value: Measure.quantile(lags, 0.5), baselineName: nil, baseline: nil, goal: .reference),
+            Figure(path: "store jobs", name: "lag notification → payment, p99", unit: "s",
+                   value: Measure.quantile(lags, 0.99), baselineName: nil, baseline: nil, goal: .reference),
+            Figure(path: "store jobs", name: "drain after the last push", unit: "s",
+                   value: Measure.median(drains), baselineName: nil, baseline: nil, goal: .reference),
+        ]
     }
 
     /// Prints the figures as the one table (or JSON with `--json`); `events` is the log's size

@@ -14,7 +14,8 @@ extension LedgerServerTests {
                     INSERT INTO ledger.jobs (kind, purpose, args, secret, state, attempts, finished_at, last_status, last_code, last_error, outcome)
                     VALUES ('google.subscription', 'notification:GG:m-1', '{"packageName":"com.example.game"}', 'secret-token-1', 'pending', 0, NULL, NULL, NULL, NULL, NULL),
                            ('google.product', 'notification:GG:m-2', '{"sku":"gem_100"}', 'secret-token-2', 'failed', 1, now(), 404, 'purchaseTokenNotFound', 'google-play productsv2.get: HTTP 404', 'failed'),
-                           ('apple.consumption', 'apple.consumption:c-1', '{"transactionId":"1"}', NULL, 'done', 1, now(), NULL, NULL, NULL, 'done')
+                           ('apple.consumption', 'apple.consumption:c-1', '{"transactionId":"1"}', NULL, 'done', 1, now(), NULL, NULL, NULL, 'done'),
+                           ('google.acknowledge', 'acknowledge:GG:ab12', '{"waitsFor":"m-9/subscriptionsv2"}', 'secret-token-3', 'waiting', 0, NULL, NULL, NULL, NULL, NULL)
                     """)
             }
         }
@@ -27,7 +28,9 @@ extension LedgerServerTests {
                 #expect(all.status == 200)
                 #expect(!all.text.contains("secret-token"))
                 let jobs = try #require(try JSONSerialization.jsonObject(with: Data(all.text.utf8)) as? [[String: Any]])
-                #expect(jobs.map { $0["kind"] as? String } == ["apple.consumption", "google.product", "google.subscription"])
+                #expect(jobs.map { $0["kind"] as? String } == ["google.acknowledge", "apple.consumption", "google.product", "google.subscription"])
+                let waiting = try await server.send("GET", "/v1/jobs?state=waiting", key: reader)
+                #expect(waiting.status == 200 && waiting.text.contains("google.acknowledge") && !waiting.text.contains("google.product"))
                 let failed = try await server.send("GET", "/v1/jobs?state=failed", key: reader)
                 let only = try #require(try JSONSerialization.jsonObject(with: Data(failed.text.utf8)) as? [[String: Any]])
                 #expect(only.count == 1)
@@ -68,6 +71,7 @@ extension LedgerServerTests {
                 #expect(text.contains(#"ledger_jobs{kind="google.subscription",state="pending"} 1"#))
                 #expect(text.contains(#"ledger_jobs{kind="google.product",state="failed"} 1"#))
                 #expect(text.contains(#"ledger_jobs{kind="apple.consumption",state="pending"} 0"#))
+                #expect(text.contains(#"ledger_jobs{kind="google.acknowledge",state="waiting"} 1"#))
                 #expect(text.contains("ledger_jobs_oldest_pending_seconds"))
             }
         }

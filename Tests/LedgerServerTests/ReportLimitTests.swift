@@ -69,6 +69,13 @@ extension LedgerServerTests {
             #expect(out.stderr.contains("LEDGER_REPORT_TIMEOUT"))
         }
 
+        @Test(arguments: [["--job-concurrency", "257"], ["--job-concurrency", "-1"]])
+        func aBadJobConcurrencyStopsServeNamingIt(arguments: [String]) throws {
+            let out = try LedgerProcess.run(["serve"] + arguments + ["--database-url", "host=/nonexistent"])
+            #expect(out.status == 2)
+            #expect(out.stderr.contains("LEDGER_JOB_CONCURRENCY"))
+        }
+
         @Test func aClientThatHangsUpStopsItsReportOnTheDatabase() async throws {
             try await ServerHarness.with { server in
                 let reader = try server.key(.reader)

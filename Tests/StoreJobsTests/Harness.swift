@@ -13,6 +13,8 @@ struct Harness {
     let api: StoreAPIConfiguration
     let http: StoreHTTPClient
     let chain: TestAppleChain
+    /// The store variables this ledger was configured with (for a `ledger` process of a test).
+    let environment: [String: String]
 
     static let package = "com.example.game"
 
@@ -36,7 +38,8 @@ struct Harness {
             let api = try StoreAPIConfiguration.fromEnvironment(environment)
             let ledger = Ledger(databaseURL: database.conninfo, poolSize: 4, stores: stores)
             let http = StoreHTTPClient()
-            let harness = Harness(database: database, fake: fake, ledger: ledger, api: api, http: http, chain: chain)
+            let harness = Harness(database: database, fake: fake, ledger: ledger, api: api, http: http, chain: chain,
+                                  environment: environment)
             do {
                 let value = try await body(harness)
                 await ledger.close()

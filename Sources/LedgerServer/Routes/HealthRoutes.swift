@@ -32,7 +32,7 @@ struct HealthRoutes {
                 SELECT kind, CASE WHEN state = 'pending' AND leased_until > now() THEN 'running' ELSE state END AS state,
                        count(*)::int AS n,
                        extract(epoch FROM now() - min(min(created_at) FILTER (WHERE state = 'pending')) OVER ())::float8 AS oldest
-                  FROM ledger.jobs WHERE state IN ('pending', 'failed') GROUP BY 1, 2
+                  FROM ledger.jobs WHERE state IN ('pending', 'failed', 'waiting') GROUP BY 1, 2
                 """).map { (ServerMetrics.JobCount(kind: try $0.decode("kind"), state: try $0.decode("state"),
                                                    count: Int(try $0.decode("n", as: Int32.self))),
                             try $0.decode("oldest", as: Double?.self)) }

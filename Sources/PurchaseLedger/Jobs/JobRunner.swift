@@ -80,22 +80,42 @@ public final class JobRunner: Sendable {
         return kinds
     }
 
-    /// Claims and runs the jobs due now (at most `concurrency` at once), until none is due.
+    /// Claims and runs the jobs due now, `concurrency` at once, until none is due and none is
+    /// running. A slot is filled again as soon as its job ends, so one slow store answer holds
+    /// up only its own slot, not a batch. A job is mostly waiting for the store (the database's
+    /// part, claim and finish, is about 2 ms; BENCHMARKS.md), so the rate is about `concurrency`
+    /// over the store's answer time.
     public func runDue() async throws -> [Run] {
         guard !kinds.isEmpty else { return [] }
-        var runs: [Run] = []
-        while !Task.isCancelled {
-            let claimed = try await ledger.claimJobs(limit: options.concurrency, lease: options.lease, kinds: kinds)
-            if claimed.isEmpty { break }
-            let batch = await withTaskGroup(of: Run.self) { group in
-                for job in claimed { group.addTask { await self.run(job) } }
-                var done: [Run] = []
-                for await run in group { done.append(run) }
-                return done
+        let kinds = self.kinds
+        let slots = max(1, options.concurrency)
+        let (runs, failure) = await withTaskGroup(of: Run.self) { group -> ([Run], (any Error)?) in
+            var runs: [Run] = []
+            var running = 0
+            while !Task.isCancelled {
+                if running < slots {
+                    let claimed: [ClaimedJob]
+                    do {
+                        claimed = try await ledger.claimJobs(limit: slots - running, lease: options.lease, kinds: kinds)
+                    } catch {
+                        // The running jobs end first (each commits its effect or leaves its lease).
+                        for await run in group { runs.append(run) }
+                        return (runs, error)
+                    }
+                    for job in claimed { group.addTask { await self.run(job) } }
+                    running += claimed.count
+                    if claimed.isEmpty, running == 0 { break }
+                    if !claimed.isEmpty, running < slots { continue }
+                }
+                guard let run = await group.next() else { break }
+                runs.append(run)
+                running -= 1
             }
-            runs += batch.sorted { $0.id < $1.id }
+            for await run in group { runs.append(run) }
+            return (runs, nil)
         }
-        return runs
+        if let failure { throw failure }
+        return runs.sorted { $0.id < $1.id }
     }
 
     /// `ledger jobs run --until-idle`: runs jobs until none of its kinds is pending (waiting out

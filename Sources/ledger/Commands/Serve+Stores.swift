@@ -12,6 +12,10 @@ struct StoreWork {
     let api: StoreAPIConfiguration
     let logger: Logger
     let metrics: ServerMetrics
+    /// Jobs run at once: each mostly waits (for the store's answer, for its commit), so more than
+    /// the cores. 0: this server runs none (a webhook-only server beside a worker that does);
+    /// it still reconciles.
+    var concurrency = 8
     var interval: Duration = .seconds(3600)
     /// Each reconciliation reaches back this much before the previous one's end.
     var overlap: TimeInterval = 600
@@ -25,11 +29,14 @@ struct StoreWork {
             metrics.storeCall(store: store, route: route, status: status)
         }
         var options = JobRunner.Options()
+        options.concurrency = concurrency
         options.onRun = { run in metrics.jobRun(kind: run.kind, result: run.result.rawValue) }
         let runner = JobRunner(ledger: ledger, stores: api, http: http, options: options, logger: logger)
-        logger.info("asking the stores: \([api.google != nil ? "Google Play" : nil, api.apple != nil ? "App Store" : nil].compactMap { $0 }.joined(separator: " and ")); running jobs of kinds \(runner.kinds.map(\.rawValue).sorted().joined(separator: ", "))")
+        let jobs = concurrency > 0 ? "running jobs of kinds \(runner.kinds.map(\.rawValue).sorted().joined(separator: ", ")), \(concurrency) at once"
+            : "running no jobs (LEDGER_JOB_CONCURRENCY=0: another server or `ledger jobs run` runs them)"
+        logger.info("asking the stores: \([api.google != nil ? "Google Play" : nil, api.apple != nil ? "App Store" : nil].compactMap { $0 }.joined(separator: " and ")); \(jobs)")
         await withTaskGroup(of: Void.self) { group in
-            group.addTask { await runner.runForever() }
+            if concurrency > 0 { group.addTask { await runner.runForever() } }
             group.addTask { await reconcileHourly(http: http) }
         }
         try? await http.shutdown()

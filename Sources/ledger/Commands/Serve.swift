@@ -49,6 +49,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Service account the push subscription authenticates as (default: LEDGER_GOOGLE_PUSH_EMAIL).")
     var googlePushEmail: String?
 
+    @Option(help: "Store jobs run at once; 0: none here, another server or `ledger jobs run` runs them (default: LEDGER_JOB_CONCURRENCY, else 8).")
+    var jobConcurrency: Int?
+
     @Option(help: "trace, debug, info, notice, warning, error or critical (default: LEDGER_LOG_LEVEL, else info).")
     var logLevel: String?
 
@@ -76,6 +79,10 @@ struct Serve: AsyncParsableCommand {
             throw ValidationError("\(error)")
         }
         configuration.stores = try stores.configuration()
+        let concurrencyText = jobConcurrency.map(String.init) ?? environment["LEDGER_JOB_CONCURRENCY"] ?? "8"
+        guard let concurrency = Int(concurrencyText), (0...256).contains(concurrency) else {
+            throw ValidationError("--job-concurrency (LEDGER_JOB_CONCURRENCY): expected 0 to 256, got '\(concurrencyText)'")
+        }
         let levelText = logLevel ?? environment["LEDGER_LOG_LEVEL"] ?? "info"
         guard let level = Logger.Level(rawValue: levelText) else {
             throw ValidationError("--log-level: expected trace, debug, info, notice, warning, error or critical, got '\(levelText)'")
@@ -100,7 +107,9 @@ struct Serve: AsyncParsableCommand {
             throw ValidationError("\(error)")
         }
         let metrics = ServerMetrics()
-        let storeWork = Task { await StoreWork(ledger: ledger, api: api, logger: logger, metrics: metrics).run() }
+        let storeWork = Task {
+            await StoreWork(ledger: ledger, api: api, logger: logger, metrics: metrics, concurrency: concurrency).run()
+        }
         defer { storeWork.cancel() }
         do {
             try await LedgerServer.run(ledger: ledger, configuration: configuration, logger: logger, metrics: metrics) { port in
