@@ -37,8 +37,10 @@ struct RunnerKillTests {
             runner.kill(SIGKILL)
             let ended = runner.wait(timeout: 30)
             #expect(ended.signalled)
-            try blocker.executeScript(unsafeSQL: "ROLLBACK")
+            // Its session ends while it still waits (so its finish can never commit), then the row
+            // is let go.
             try await Self.eventually("the dead runner's session gone") { try h.count(waiting) == 0 }
+            try blocker.executeScript(unsafeSQL: "ROLLBACK")
             // Nothing of the killed attempt: no payment learned, the job still pending under its lease.
             #expect(try h.count("SELECT count(*) FROM ledger.payments WHERE store_code = 'GG'") == 1)
             #expect(try h.count("SELECT count(*) FROM ledger.jobs WHERE state = 'pending' AND attempts = 1 AND leased_until > now()") == 1)
