@@ -58,7 +58,8 @@ export LEDGER_HTTP_PORT=0
 "$ROOT/scripts/dev" serve > "$work/serve.log" 2>&1 &
 serve_pid=$!
 pids+=("$serve_pid")
-within 300 grep -q '^listening on ' "$work/serve.log" || fail "ledger serve did not start"
+# (scripts/dev serve builds first: seconds when the release build is current, minutes when not)
+within 900 grep -q '^listening on ' "$work/serve.log" || fail "ledger serve did not start"
 base=$(sed -n 's/^listening on //p' "$work/serve.log" | head -n 1)
 
 KEY=$("$ROOT/scripts/dev" ledger keys add --role writer)

@@ -10,10 +10,8 @@ import Testing
 @Suite("Store jobs: a runner killed between the store's answer and its commit")
 struct RunnerKillTests {
     @Test func aRunnerKilledBeforeItsCommitLeavesTheJobToTheNextAndThePaymentIsRecordedOnce() async throws {
-        // The store's answer takes two seconds: time to see the job claimed and hold its row.
         let state = Harness.googleState(
-            subscriptions: ["gtok-1": Harness.subscriptionV2(order: "GPA.1234-5678-9012-34567..0", expiry: "2026-04-01T00:00:00Z")],
-            faults: [["method": "GET", "pathRegex": "subscriptionsv2/tokens/gtok-1$", "responses": [["delaySeconds": 2]]]])
+            subscriptions: ["gtok-1": Harness.subscriptionV2(order: "GPA.1234-5678-9012-34567..0", expiry: "2026-04-01T00:00:00Z")])
         try await Harness.with(state) { h in
             _ = try h.seed([GoogleJobTests.sdkPurchase])
             #expect(try h.ingest([GoogleJobTests.renewed]).map(\.status) == [.recorded])
@@ -22,23 +20,26 @@ struct RunnerKillTests {
             try h.database.withConnection {
                 try $0.executeScript(unsafeSQL: "ALTER DATABASE \"\(h.database.name)\" SET client_connection_check_interval = '100ms'")
             }
+            // Hold the token's lock, which the learned payment takes in its finish: the runner
+            // claims the job and has the store's answer, then waits before its commit.
+            let blocker = try Connection.connect(ConnectionConfiguration(h.database.conninfo))
+            defer { blocker.close() }
+            try blocker.executeScript(unsafeSQL: """
+                BEGIN; SELECT ledger.lock_keys(ARRAY['token:' || encode(sha256(convert_to('gtok-1', 'UTF8')), 'hex')])
+                """)
             let runner = try LedgerProcess.start(["jobs", "run", "--until-idle", "--timeout", "60", "--database-url", h.database.conninfo],
                                                  environment: h.environment)
             defer { runner.kill() }
-            try await Self.eventually("the job claimed") { try h.count("SELECT count(*) FROM ledger.jobs WHERE attempts = 1") == 1 }
-            // Hold the job's row: once the store has answered, the runner's finish waits for it.
-            let blocker = try Connection.connect(ConnectionConfiguration(h.database.conninfo))
-            defer { blocker.close() }
-            try blocker.executeScript(unsafeSQL: "BEGIN; SELECT id FROM ledger.jobs FOR UPDATE")
             let waiting = "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%finish_job%'"
             try await Self.eventually("the finish waiting") { try h.count(waiting) == 1 }
             #expect(try h.calls("GET", "subscriptionsv2/tokens/gtok-1").map(\.status) == [200])
+            #expect(try h.count("SELECT count(*) FROM ledger.jobs WHERE attempts = 1") == 1)
 
             runner.kill(SIGKILL)
             let ended = runner.wait(timeout: 30)
             #expect(ended.signalled)
-            // Its session ends while it still waits (so its finish can never commit), then the row
-            // is let go.
+            // Its session ends while it still waits (so its finish can never commit), then the
+            // lock is let go.
             try await Self.eventually("the dead runner's session gone") { try h.count(waiting) == 0 }
             try blocker.executeScript(unsafeSQL: "ROLLBACK")
             // Nothing of the killed attempt: no payment learned, the job still pending under its lease.
@@ -55,9 +56,9 @@ struct RunnerKillTests {
         }
     }
 
-    /// Polls `condition` every 50 ms for up to 30 seconds.
+    /// Polls `condition` every 50 ms for up to 60 seconds.
     static func eventually(_ what: String, _ condition: () throws -> Bool) async throws {
-        for _ in 0..<600 {
+        for _ in 0..<1200 {
             if try condition() { return }
             try await Task.sleep(for: .milliseconds(50))
         }
