@@ -27,7 +27,7 @@ public enum AnalyticsValue: Sendable, Hashable {
 
 /// A row of an analytics report: named columns, in a fixed order.
 public protocol AnalyticsRow: Sendable {
-    /// The column names, as JSON keys and CSV header (camelCase, as in CONTRACT.md §3.4).
+    /// The column names, as JSON keys and CSV header (camelCase, as in docs/contract.md §3.4).
     static var columns: [String] { get }
     /// The cells, in the order of `columns`.
     var values: [AnalyticsValue] { get }

@@ -3,7 +3,7 @@ import LedgerJSON
 import PurchaseLedger
 
 extension CommandOutcome {
-    /// Writes the result object of CONTRACT.md §2.6: `line` first when given (what `ledger
+    /// Writes the result object of docs/contract.md §2.6: `line` first when given (what `ledger
     /// ingest` and the HTTP batch route print per line), without it for one command over HTTP.
     public func write(into w: inout JSONWriter, line: Int?) {
         w.beginObject()
@@ -36,7 +36,7 @@ extension CommandOutcome {
 }
 
 extension Ingestor.LineResult {
-    /// The line `ledger ingest` prints for this result (CONTRACT.md §2.6).
+    /// The line `ledger ingest` prints for this result (docs/contract.md §2.6).
     public var json: String {
         var w = JSONWriter()
         outcome.write(into: &w, line: line)

@@ -3,7 +3,7 @@ import LedgerJSON
 import PurchaseLedger
 
 extension Subscription {
-    /// Writes the element `ledger subscriptions --json` prints (CONTRACT.md §3.2).
+    /// Writes the element `ledger subscriptions --json` prints (docs/contract.md §3.2).
     public func write(into w: inout JSONWriter) {
         w.beginObject()
         w.field("userId", userId)

@@ -3,7 +3,7 @@ import LedgerJSON
 import PurchaseLedger
 
 extension UnconsumedPayment {
-    /// Writes the element `ledger unconsumed --json` prints (CONTRACT.md §3.1).
+    /// Writes the element `ledger unconsumed --json` prints (docs/contract.md §3.1).
     public func write(into w: inout JSONWriter) {
         w.beginObject()
         w.field("userId", userId)

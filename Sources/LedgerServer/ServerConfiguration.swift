@@ -7,7 +7,7 @@ public struct ServerConfiguration: Sendable {
     public var host = "127.0.0.1"
     /// The port (`LEDGER_HTTP_PORT`); 0 picks a free one.
     public var port = 8080
-    /// Which store notifications are accepted (CONTRACT.md §5.1).
+    /// Which store notifications are accepted (docs/contract.md §5.1).
     public var stores: StoreConfiguration = .none
     /// How Google's push requests prove they come from Pub/Sub (nil: only API keys with the
     /// `notifications` role are accepted on `/notifications/google`).

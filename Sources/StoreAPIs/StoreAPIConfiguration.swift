@@ -1,6 +1,6 @@
 import Foundation
 
-/// How the ledger asks the stores (CONTRACT.md §6.1), read from the environment: the Google
+/// How the ledger asks the stores (docs/contract.md §6.1), read from the environment: the Google
 /// service account and API URL, the App Store In-App Purchase key, its ids and URLs, and the
 /// consumption answers' settings. A store left unconfigured is nil and never asked.
 ///

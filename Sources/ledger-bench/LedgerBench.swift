@@ -158,9 +158,9 @@ struct LedgerBench: AsyncParsableCommand {
         printReport(figures, events: logEvents)
     }
 
-    /// Issue #30: `runs` rounds, each the notifications without the API, then with it (jobs run
-    /// by the server while the pushes arrive, then the wait for the last); medians of the rates,
-    /// the lag's quantiles over every round's jobs.
+    /// The store jobs' figures: `runs` rounds, each the notifications without the API, then with
+    /// it (jobs run by the server while the pushes arrive, then the wait for the last); medians of
+    /// the rates, the lag's quantiles over every round's jobs.
     private func storeJobFigures(serverConninfo: String) throws -> [Figure] {
         let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let fake = fakeStoreApi ?? ProcessInfo.processInfo.environment["FAKE_STORE_API"]

@@ -1,7 +1,7 @@
 import Foundation
 import Postgres
 
-/// Issue #30's measure: Google's renewal notifications pushed to `POST /notifications/google` of
+/// The store jobs' measure: Google's renewal notifications pushed to `POST /notifications/google` of
 /// a `ledger serve` that asks the Play Developer API (`shared/tools/fake-store-api` on loopback,
 /// each answer a renewal), beside the same notifications pushed to a server that does not ask.
 /// Each run has a scratch database of its own, seeded with the SDK purchases the notifications

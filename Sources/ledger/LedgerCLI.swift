@@ -15,7 +15,7 @@ struct LedgerCLI: AsyncParsableCommand {
     )
 
     /// Runs the command; exit status 2 for a usage error or an unreachable database, with a
-    /// one-line reason on standard error (CONTRACT.md §2.6).
+    /// one-line reason on standard error (docs/contract.md §2.6).
     static func main() async {
         do {
             try LedgerLog.bootstrap()

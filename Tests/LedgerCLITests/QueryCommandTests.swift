@@ -14,7 +14,7 @@ struct QueryCommandTests {
         #expect(out.stdout.contains(", \(LedgerVersion.schemaFingerprint.prefix(12)))"))
     }
 
-    /// Empty, one character too long, and 100,000 characters (which used to come back in full).
+    /// Empty, one character too long, and 100,000 characters (which the error must not repeat).
     @Test(arguments: ["", String(repeating: "x", count: 129), String(repeating: "u", count: 100_000)])
     func aUserIdTheContractRefusesIsAUsageErrorNamingUser(user: String) async throws {
         try await TestDatabase.with { db in
@@ -32,7 +32,7 @@ struct QueryCommandTests {
     }
 
     /// Without a terminal: the final line once, at 100%, last, with the count actually written
-    /// (`--events` is approximate); 1024 lines used to print 100% twice, 4096 as 4106/4096.
+    /// (`--events` is approximate): never 100% twice, nor a count past the total (4106/4096).
     @Test(arguments: [100, 1024, 4096, 5000])
     func progressWithoutATerminalPrintsOneFinalLineAt100Percent(events: Int) throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("progress-\(UUID().uuidString).ndjson").path

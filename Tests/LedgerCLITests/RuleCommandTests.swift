@@ -3,8 +3,8 @@ import LedgerTestSupport
 import PurchaseLedger
 import Testing
 
-/// The two rule fixes of issue #14 through `ledger ingest` and the queries: a printed time goes
-/// back in as the same instant, and a price of -0 is 0.
+/// Two rules through `ledger ingest` and the queries: a printed time goes back in as the same
+/// instant, and a price of -0 is 0.
 @Suite("ledger: printed times go back in, -0 is a price, as a process")
 struct RuleCommandTests {
     @Test func whatTheQueriesPrintGoesBackInAsTheSameInstant() async throws {

@@ -3,7 +3,7 @@ import LedgerTestSupport
 import Testing
 
 extension LedgerServerTests {
-    /// `GET /v1/jobs` and `POST /v1/jobs/{id}/retry` (CONTRACT.md §6.2 over HTTP), and the
+    /// `GET /v1/jobs` and `POST /v1/jobs/{id}/retry` (docs/contract.md §6.2 over HTTP), and the
     /// jobs' gauges in `/metrics`.
     @Suite("ledger serve: the jobs routes")
     struct JobRouteTests {

@@ -64,7 +64,7 @@ extension LedgerServerTests {
             }
         }
 
-        /// Where a writer's credential is checked, attaching stays possible (CONTRACT.md §5.3).
+        /// Where a writer's credential is checked, attaching stays possible (docs/contract.md §5.3).
         @Test func aWritersBatchLineMayStillAttachAPayment() async throws {
             try await ServerHarness.with(stores: StoreMint.stores, NotificationRouteTests.configure) { server in
                 let line = Self.forgedPush(messageId: "w-1").replacingOccurrences(of: "{\"message\"", with: "{\"type\":\"googleNotification\",\"message\"")

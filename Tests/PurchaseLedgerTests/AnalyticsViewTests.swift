@@ -41,7 +41,7 @@ struct AnalyticsViewTests {
         }
     }
 
-    /// The set-based count equals ledger.subscriptions_at (CONTRACT.md §3.2) at every day's end.
+    /// The set-based count equals ledger.subscriptions_at (docs/contract.md §3.2) at every day's end.
     @Test func subscribersEqualSubscriptionsAtOnEveryDayOfDemoData() async throws {
         try await TestDatabase.with { db in
             try db.withConnection { c throws in

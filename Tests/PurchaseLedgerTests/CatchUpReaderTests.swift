@@ -8,8 +8,8 @@ import Testing
 struct CatchUpReaderTests {
     /// The reader's own statement, planned as the server plans it for the reader's prepared
     /// statement (custom and generic plans): a limit over one forward scan of the (tx, position)
-    /// index, which already returns the rows in the order asked for, with no sort. (Issue #15:
-    /// ordering by a text output column named `tx` sorted the whole range by text.)
+    /// index, which already returns the rows in the order asked for, with no sort (ordered by a
+    /// text output column named `tx`, the whole range would be sorted by text).
     @Test func theReadersQueryIsOneIndexRangeScanOfTxPositionWithNoSort() async throws {
         try await TestDatabase.with { db in
             try db.withConnection { c in

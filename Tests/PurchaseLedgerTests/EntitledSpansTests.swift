@@ -5,13 +5,13 @@ import Postgres
 import PurchaseLedger
 import Testing
 
-/// `ledger.entitled_spans`, which project_range keeps as events are appended (issue #13, item 5):
-/// analytics.access reads the same intervals from it that it used to build and sort on every call,
-/// and an append, a batch and a rebuild leave the same rows.
+/// `ledger.entitled_spans`, which project_range keeps as events are appended: analytics.access
+/// reads from it the same intervals that building and sorting them on every call gives, and an
+/// append, a batch and a rebuild leave the same rows.
 @Suite("Maintained entitled spans")
 struct EntitledSpansTests {
-    /// The per-query merge analytics.access ran before the spans were maintained (entitlement_spans
-    /// and access as they were at ae99a90), in a schema of their own: the reference.
+    /// The reference: the spans merged on every call (entitlement_spans and access, their text at
+    /// commit ae99a90), in a schema of their own.
     static let mergedPerQuery = """
         CREATE SCHEMA merged_per_query;
         CREATE OR REPLACE FUNCTION merged_per_query.entitlement_spans(p_lo timestamptz, p_hi timestamptz, p_include_sandbox boolean DEFAULT false)

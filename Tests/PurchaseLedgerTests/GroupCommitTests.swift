@@ -4,8 +4,8 @@ import Postgres
 import PurchaseLedger
 import Testing
 
-/// Concurrent calls on one `Ledger` share transactions (issue 13, item 3), and each call still
-/// gets the outcome it would get alone.
+/// Concurrent calls on one `Ledger` share transactions, and each call still gets the outcome it
+/// would get alone.
 @Suite("Group commit")
 struct GroupCommitTests {
     /// How many transactions wrote the log's events.

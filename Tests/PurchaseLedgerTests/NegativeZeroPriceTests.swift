@@ -4,7 +4,7 @@ import Postgres
 import PurchaseLedger
 import Testing
 
-/// `-0` equals 0: a price of `"-0"` or `-0` is not negative (issue #14).
+/// `-0` equals 0: a price of `"-0"` or `-0` is not negative.
 @Suite("A price of -0 is zero")
 struct NegativeZeroPriceTests {
     @Test func negativeZeroIsAPriceEqualToZeroAndAnythingBelowStaysRefused() {

@@ -61,7 +61,7 @@ enum RebuildFixtures {
             """)[0].decode("digest", as: String.self)
     }
 
-    /// The answer of every query of CONTRACT.md §3 as text: `unconsumed` and `subscriptions`
+    /// The answer of every query of docs/contract.md §3 as text: `unconsumed` and `subscriptions`
     /// (at three instants, active and all) for every user, and every row of every view in the
     /// `analytics` schema that does not read the clock, and of the analytics functions.
     static func queryAnswers(_ c: Connection) throws -> [String] {

@@ -4,7 +4,7 @@ import LedgerTestSupport
 import PurchaseLedger
 import Testing
 
-/// Every refusal in CONTRACT.md §2, with its code, and nothing written.
+/// Every refusal in docs/contract.md §2, with its code, and nothing written.
 @Suite("Refusals write nothing")
 struct RefusalTests {
     private func expectRefused(_ command: LedgerCommand, _ code: LedgerError.Code, on c: Connection,

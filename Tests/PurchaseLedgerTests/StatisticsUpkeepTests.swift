@@ -4,7 +4,7 @@ import Postgres
 import PurchaseLedger
 import Testing
 
-/// No slow start (issue 13, item 4): a new ledger's tables are analysed by the command paths as
+/// No slow start: a new ledger's tables are analysed by the command paths as
 /// the log grows (`ledger.refresh_statistics`, `StatisticsUpkeep`), so no session keeps plans
 /// made on empty tables. Each test turns autovacuum off for the ledger's tables first: only the
 /// ledger's own upkeep can analyse them then, and the test fails without it.

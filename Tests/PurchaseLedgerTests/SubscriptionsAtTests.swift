@@ -4,12 +4,12 @@ import Postgres
 import PurchaseLedger
 import Testing
 
-/// ledger.subscriptions_at after issue #13 item 5 answers exactly what it answered before: first
-/// with one index-only scan of each lineage's payments instead of three probes and two sorts,
-/// now with one backward step in `ledger.lineage_states`, kept as events arrive.
+/// ledger.subscriptions_at, which reads each lineage with one backward step in
+/// `ledger.lineage_states` (kept as events arrive), answers exactly what the reference answers:
+/// the same query computed from each lineage's payments at every call.
 @Suite("subscriptions_at from lineage states")
 struct SubscriptionsAtTests {
-    /// The function as it was at ae99a90, in a schema of its own: the reference.
+    /// The reference: the function's text at commit ae99a90, in a schema of its own.
     static let previous = """
         CREATE SCHEMA previous_query;
         CREATE OR REPLACE FUNCTION previous_query.subscriptions_at(p_at timestamptz)

@@ -5,8 +5,8 @@ import PurchaseLedger
 import Testing
 
 extension HeavyReliabilityTests {
-    /// Issue #15: the reader sorted by the text of the transaction id, so "10000000" came before
-    /// "9999993", while its WHERE clause and checkpoint compare the ids as numbers.
+    /// The reader orders by the transaction id itself: sorted by its text, "10000000" would come
+    /// before "9999993", while its WHERE clause and checkpoint compare the ids as numbers.
     @Suite("Catch-up reader across a power of ten of transaction ids")
     struct CatchUpReaderAcrossXidDigits {
         /// The transaction id the cluster's next transaction gets: the older transaction that

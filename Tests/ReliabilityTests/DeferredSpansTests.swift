@@ -47,9 +47,9 @@ struct DeferredSpansTests {
 
     /// A refund (which locks its payment) and a renewal (which locks its lineage) of one lineage,
     /// in two transactions, settle one after the other: the second waits at its settle until the
-    /// first commits, then computes the spans and states from what the first committed. Before
-    /// the settle took a lock per lineage, the second failed on the first's rows
-    /// (`entitled_spans_pkey`, SQLSTATE 23505), or kept states computed without the refund.
+    /// first commits, then computes the spans and states from what the first committed. Without
+    /// the settle's lock per lineage, the second would fail on the first's rows
+    /// (`entitled_spans_pkey`, SQLSTATE 23505), or keep states computed without the refund.
     @Test func twoTransactionsChangingOneLineageSettleOneAfterTheOther() async throws {
         try await TestDatabase.with { db in
             try db.withConnection { c throws in

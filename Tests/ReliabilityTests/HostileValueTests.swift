@@ -2,9 +2,9 @@ import Foundation
 import LedgerTestSupport
 import Testing
 
-/// Values that the line decoder once let through to the database, where they failed the whole
-/// batch and stopped `ledger ingest` with exit 2 (found by the hostile-input corpus), or echoed
-/// back at length. Each is now refused on its own line, and the line after it still applies.
+/// Values that, let through to the database, would fail the whole batch and stop `ledger ingest`
+/// with exit 2 (found by the hostile-input corpus), or be echoed back at length. Each is refused
+/// on its own line, and the line after it still applies.
 @Suite("Hostile values are refused on their own line")
 struct HostileValueTests {
     static let longType = String(repeating: "X", count: 5000)

@@ -3,10 +3,10 @@ import PurchaseLedger
 import Testing
 
 /// The line limit of `ledger ingest` holds wherever a line falls in the input: refused one byte
-/// over the limit and accepted at it, also when the whole line arrived in one read (before,
-/// only a line that outgrew the unread buffer was refused, so up to ~5 MiB got through
-/// depending on its offset in the file's 1 MiB reads). HostileInputTests checks the real
-/// 4 MiB limit inside a large file.
+/// over the limit and accepted at it, also when the whole line arrived in one read (refusing
+/// only a line that outgrows the unread buffer would let up to ~5 MiB through, depending on its
+/// offset in the file's 1 MiB reads). HostileInputTests checks the real 4 MiB limit inside a
+/// large file.
 @Suite("The line length limit")
 struct LineLimitTests {
     @Test func aLineOverTheLimitIsRefusedEvenWhenItArrivedInOneRead() throws {

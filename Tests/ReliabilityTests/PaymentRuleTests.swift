@@ -69,8 +69,8 @@ struct PaymentRuleTests {
                           code: .unknownProductType))
         // Bad prices, currencies and token digests.
         for price in ["-5", ".5", "1.", "abc", "1.2.3", "-", "007", "00.5"] { cases.append(both("price", quoted(price))) }
-        // Text that is not a time as the library reads one (a direct call's cast used to fail
-        // the statement instead of naming the field).
+        // Text that is not a time as the library reads one (named as the field, not a cast that
+        // fails the statement).
         for time in ["garbage", "2026-02-30T00:00:00Z", "2026-01-01", "2026-01-01T00:00:00", "2026-01-01T25:00:00Z",
                      "2026-01-01T00:00:00.1234567890Z", "2026-01-01T00:00:00+24:00"] {
             cases.append(both("purchaseTime", quoted(time)))

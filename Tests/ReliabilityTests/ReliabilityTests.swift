@@ -1,6 +1,6 @@
 import Testing
 
-/// The reliability and security suites (issue 7): races, crashes, hostile input, least privilege
+/// The reliability and security suites: races, crashes, hostile input, least privilege
 /// and secrets, each proven by a test that can fail.
 ///
 /// The suites that start many `ledger` processes or a PostgreSQL cluster of their own are nested

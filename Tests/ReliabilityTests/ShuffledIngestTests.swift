@@ -5,9 +5,9 @@ import Postgres
 import Testing
 
 extension HeavyReliabilityTests {
-    /// Issue 13, item 6, as an operator tried it: six shuffled variants of one demo file, 5% of
-    /// their purchases altered (another user or another price), ingested at once into one ledger.
-    /// Before every batch took its keys in one global order, half the processes stopped with
+    /// As an operator would try it: six shuffled variants of one demo file, 5% of their purchases
+    /// altered (another user or another price), ingested at once into one ledger. Every batch
+    /// takes its keys in one global order; without it, half the processes stop with
     /// `SQLSTATE 40P01` and exit 2.
     @Suite("Shuffled concurrent ingests")
     struct ShuffledIngests {

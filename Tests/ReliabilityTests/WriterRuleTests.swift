@@ -5,7 +5,7 @@ import PurchaseLedger
 import Testing
 import LedgerJSON
 
-/// The two rule fixes of issue #14 as a direct `ledger_writer` call sees them
+/// The rules for -0 and for the years 0001 to 9999 as a direct `ledger_writer` call sees them
 /// (`Schema/definitions/commands/field_invalid.sql`, checked by `ledger.apply_payments`).
 @Suite("A writer's direct call follows the rules for -0 and the years 0001 to 9999")
 struct WriterRuleTests {

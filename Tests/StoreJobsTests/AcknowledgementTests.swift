@@ -5,8 +5,8 @@ import PurchaseLedger
 import StoreAPIs
 import Testing
 
-/// CONTRACT.md §6.3, acknowledgement of what SDK lines report: a Google payment recorded from a
-/// line brings a job, written in its transaction, that reads the purchase and acknowledges it
+/// docs/contract.md §6.3, acknowledgement of what SDK lines report: a Google payment recorded from
+/// a line brings a job, written in its transaction, that reads the purchase and acknowledges it
 /// when Google says pending, once per token whichever channel (line or notification) asks.
 @Suite("Google Play: SDK purchase lines read and acknowledged once")
 struct AcknowledgementTests {

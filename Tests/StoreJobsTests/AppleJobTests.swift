@@ -5,7 +5,7 @@ import PurchaseLedger
 import StoreAPIs
 import Testing
 
-/// CONTRACT.md §6.4 over loopback HTTP: consumption answers from the ledger's own facts within
+/// docs/contract.md §6.4 over loopback HTTP: consumption answers from the ledger's own facts within
 /// Apple's 12 hours, and Notification History reconciled.
 @Suite("App Store: consumption answers and notification history")
 struct AppleJobTests {

@@ -5,7 +5,7 @@ import PurchaseLedger
 import StoreAPIs
 import Testing
 
-/// CONTRACT.md §6.3 over loopback HTTP against the store fake and a real database: Google's
+/// docs/contract.md §6.3 over loopback HTTP against the store fake and a real database: Google's
 /// notifications recorded with a job, the job's answer recorded as a payment through the same
 /// rules as every other, its faults retried, its refusals kept, and acknowledgement once.
 @Suite("Google Play: notifications asked of the Play Developer API, on durable jobs")

@@ -6,7 +6,7 @@ import Testing
 
 /// A `ledger jobs run` process killed with SIGKILL after the store answered and before its
 /// effect committed: nothing of that attempt is kept, the job runs again once its lease has
-/// passed, and the payment is recorded once (CONTRACT.md §6.2).
+/// passed, and the payment is recorded once (docs/contract.md §6.2).
 @Suite("Store jobs: a runner killed between the store's answer and its commit")
 struct RunnerKillTests {
     @Test func aRunnerKilledBeforeItsCommitLeavesTheJobToTheNextAndThePaymentIsRecordedOnce() async throws {

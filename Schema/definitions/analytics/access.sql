@@ -1,4 +1,4 @@
--- Analytics count what §3.2 calls entitled: a lineage is a subscriber at t when
+-- Analytics count what docs/contract.md §3.2 calls entitled: a lineage is a subscriber at t when
 -- ledger.subscriptions_at(t) says `entitled` (active or inGracePeriod). Renewal extensions,
 -- reversed refunds and grace periods change access over time; project_range states each as
 -- spans of time in ledger.entitled_spans (the rules are written there), kept for every lineage
@@ -10,8 +10,9 @@
 -- its end, else by billing when a grace period's span does, else by a refund. The intervals
 -- that end in [p_lo, p_hi) and start in (p_lo, p_hi] are exact, which is all the reports need;
 -- one that started before p_lo may show an earlier start than the spans meeting the window
--- alone would give. (Until this read the maintained spans, it merged the spans that meet the
--- window on every call: entitlement_spans, now folded into project_range, is dropped.)
+-- alone would give. (analytics.entitlement_spans, which a database of the first releases has
+-- and which merged the spans that meet the window on every call, is dropped: project_range
+-- keeps the spans.)
 DROP FUNCTION IF EXISTS analytics.entitlement_spans(timestamptz, timestamptz, boolean);
 CREATE OR REPLACE FUNCTION analytics.access(p_lo timestamptz, p_hi timestamptz, p_include_sandbox boolean DEFAULT false)
 RETURNS TABLE (store_code text, product_id text, original_transaction_id text, starts_at timestamptz,

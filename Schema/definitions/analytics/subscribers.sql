@@ -4,7 +4,7 @@
 -- instant just before s) and takes it back from the first period whose end is at or after e.
 -- The intervals are first counted by (store, product, first period, last period), in one pass
 -- with no join, and the steps made from those counts: a step pair made for every interval (a
--- VALUES scan started again for each of them) took half the report's time (BENCHMARKS.md,
+-- VALUES scan started again for each of them) would take half the report's time (BENCHMARKS.md,
 -- "analytics subscribers: steps from counts").
 CREATE OR REPLACE FUNCTION analytics.subscribers(p_from date, p_to date, p_by text DEFAULT 'day',
                                       p_include_sandbox boolean DEFAULT false)

@@ -2,7 +2,7 @@
 -- above. When a definition of this folder changes, `ledger migrate` rebuilds them from the log
 -- (shadow tables, replay, swap) instead of altering them in place; until then appends keep
 -- projecting with the new project_range.
--- A projection table new in this release (install_project_range makes lineage_states when it is
+-- A projection table the database lacks (install_project_range makes lineage_states when it is
 -- missing) is filled here, in the migration's transaction, so that the queries reading it
 -- answer from the first commit on; the rebuild that follows replaces it with the replay's.
 DO $live$

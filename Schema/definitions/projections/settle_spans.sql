@@ -19,8 +19,8 @@ BEGIN
       INTO v_stores, v_lineages, v_since, v_spans FROM due;
     -- Two transactions can change one lineage under different command keys (a refund locks its
     -- payment, a renewal its lineage, a Google notification its token): each settles it from
-    -- what it sees, and unserialized, the later one failed on the earlier one's rows (a
-    -- duplicate key) or kept states computed without the other's change. So a settle first
+    -- what it sees, and unserialized, the later one would fail on the earlier one's rows (a
+    -- duplicate key) or keep states computed without the other's change. So a settle first
     -- takes a lock per lineage, in one order, on keys no command takes ('settle:…'): a holder
     -- waits for nothing else until it commits, so no deadlock, and the next settler of the
     -- lineage waits for that commit and reads it. Only the live schema has concurrent writers;

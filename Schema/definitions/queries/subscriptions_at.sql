@@ -1,7 +1,7 @@
--- Every subscription lineage with at least one payment made by p_at, as CONTRACT.md §3.2
+-- Every subscription lineage with at least one payment made by p_at, as docs/contract.md §3.2
 -- evaluates it at p_at, billing states included. Filter it by user_id and store_code: the
--- filters reach the lineages index. (Its columns changed with the billing states: a database
--- that has the older function gets it dropped first, by the migrator's adoption.)
+-- filters reach the lineages index. (A database of the first releases may hold a version
+-- without the billing states' columns: the migrator's adoption drops it first.)
 -- Each lineage is read from ledger.lineage_states: its row for the latest change point at or
 -- before p_at, one backward step of the primary key (install_lineage_states.sql has the rules
 -- of each column). What still depends on p_at itself, the comparisons with the live expiry, the

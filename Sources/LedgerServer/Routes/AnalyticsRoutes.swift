@@ -6,8 +6,8 @@ import Postgres
 import PurchaseLedger
 
 /// `GET /v1/analytics/{revenue,subscribers,churn,refunds}?from=&to=&by=&store=&includeSandbox=`
-/// and `GET /v1/analytics/backlog?at=&store=&includeSandbox=` (CONTRACT.md §3.4): the reports of
-/// `ledger analytics`, as a JSON array, or RFC 4180 CSV when `Accept` asks for `text/csv`.
+/// and `GET /v1/analytics/backlog?at=&store=&includeSandbox=` (docs/contract.md §3.4): the reports
+/// of `ledger analytics`, as a JSON array, or RFC 4180 CSV when `Accept` asks for `text/csv`.
 ///
 /// A range over ``AnalyticsLimits`` is 400 `INVALID_INPUT` naming the parameter before the
 /// database is asked; a report past the report timeout is 504 `TIMEOUT`; a report whose client

@@ -3,7 +3,7 @@ import Hummingbird
 import PurchaseLedger
 
 /// `POST /v1/<resource>`: one contract command per request, for backends (role `writer`). The
-/// body is the command's JSON line without `type` (CONTRACT.md §2, §5.4; the SDKs' field names
+/// body is the command's JSON line without `type` (docs/contract.md §2, §5.4; the SDKs' field names
 /// decode too), decoded by the same decoder as `ledger ingest`, so each field has one rule.
 struct CommandRoutes {
     let ledger: Ledger

@@ -4,7 +4,7 @@ import LedgerJSON
 import LedgerOutput
 import PurchaseLedger
 
-/// The ledger's calls to the stores (CONTRACT.md §6.2) over HTTP: `GET /v1/jobs` for readers
+/// The ledger's calls to the stores (docs/contract.md §6.2) over HTTP: `GET /v1/jobs` for readers
 /// (what `ledger jobs list --json` prints), `POST /v1/jobs/{id}/retry` for writers.
 struct JobRoutes {
     let ledger: Ledger

@@ -4,7 +4,7 @@ import Hummingbird
 import LedgerOutput
 import PurchaseLedger
 
-/// The contract's queries (CONTRACT.md §3.1, §3.2) for roles `reader` and `writer`: the same
+/// The contract's queries (docs/contract.md §3.1, §3.2) for roles `reader` and `writer`: the same
 /// JSON arrays `ledger unconsumed --json` and `ledger subscriptions --json` print.
 struct QueryRoutes {
     let ledger: Ledger

@@ -6,7 +6,7 @@ extension Ledger {
     /// report within ``AnalyticsLimits`` takes (BENCHMARKS.md), far below what a client waits.
     public static let defaultReportTimeout: Duration = .seconds(30)
 
-    /// Payments, gross, refunds and net per period, store and currency (CONTRACT.md §3.4).
+    /// Payments, gross, refunds and net per period, store and currency (docs/contract.md §3.4).
     ///
     /// Like every report: throws ``LedgerError`` `INVALID_INPUT` naming `from`, `to` or `by`
     /// for a query over ``AnalyticsLimits`` (before the database is asked) or an answer over its

@@ -1,7 +1,7 @@
 import Foundation
 import Postgres
 
-/// One period, store and currency of `ledger analytics revenue` (CONTRACT.md §3.4).
+/// One period, store and currency of `ledger analytics revenue` (docs/contract.md §3.4).
 public struct RevenueRow: Sendable, Hashable {
     /// The period's first day.
     public var period: CalendarDay

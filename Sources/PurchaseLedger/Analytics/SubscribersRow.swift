@@ -1,6 +1,6 @@
 import Postgres
 
-/// One period, store and product of `ledger analytics subscribers` (CONTRACT.md §3.4).
+/// One period, store and product of `ledger analytics subscribers` (docs/contract.md §3.4).
 public struct SubscribersRow: Sendable, Hashable {
     /// The period's first day.
     public var period: CalendarDay
@@ -8,7 +8,7 @@ public struct SubscribersRow: Sendable, Hashable {
     public var storeCode: StoreCode
     /// The store's product ID.
     public var productId: String
-    /// Lineages active (CONTRACT.md §3.2) at the period's exclusive end.
+    /// Lineages active (docs/contract.md §3.2) at the period's exclusive end.
     public var active: Int
 
     /// A row with these values.

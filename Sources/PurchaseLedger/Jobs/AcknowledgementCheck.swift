@@ -1,6 +1,6 @@
 import Crypto
 
-/// Google refunds a purchase nobody acknowledged within three days (CONTRACT.md §6.3). A payment
+/// Google refunds a purchase nobody acknowledged within three days (docs/contract.md §6.3). A payment
 /// that reaches the ledger through an SDK line (`purchase`, `renewal`, a restore's purchases)
 /// gets, when Google's API is configured, a job written in the transaction that records it: it
 /// reads the purchase (`subscriptionsv2` for a subscription, `productsv2` for everything else,

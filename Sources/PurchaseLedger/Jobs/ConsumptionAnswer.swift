@@ -2,7 +2,7 @@ import Foundation
 import Postgres
 import StoreAPIs
 
-/// The answer to Apple's CONSUMPTION_REQUEST (CONTRACT.md §6.4), from the ledger's own facts
+/// The answer to Apple's CONSUMPTION_REQUEST (docs/contract.md §6.4), from the ledger's own facts
 /// when the job runs: whether the payment's goods were handed out (consumed), and for a
 /// subscription whether it was delivered. Never sent later than 12 hours after the request.
 enum ConsumptionAnswer {

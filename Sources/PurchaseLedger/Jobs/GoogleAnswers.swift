@@ -3,7 +3,7 @@ import Foundation
 import LedgerJSON
 import StoreAPIs
 
-/// What the Play Developer API's answers teach the ledger (CONTRACT.md §6.3): the payment an
+/// What the Play Developer API's answers teach the ledger (docs/contract.md §6.3): the payment an
 /// answer describes, as a `learnedPayment` notification that `ledger.notify` applies (owner,
 /// parking, duplicates, lineage, product type and a missing price are the database's to decide,
 /// as for every notification), and the acknowledgement the answer asks for.

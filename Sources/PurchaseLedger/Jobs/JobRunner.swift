@@ -2,7 +2,7 @@ import Foundation
 import Logging
 import StoreAPIs
 
-/// Runs the ledger's calls to the stores (CONTRACT.md §6.2): claims due jobs (several runners,
+/// Runs the ledger's calls to the stores (docs/contract.md §6.2): claims due jobs (several runners,
 /// in one process or many, share them: a job is leased to one runner at a time), calls the
 /// store, and commits what the answer teaches in the transaction that marks the job done. A
 /// transient failure (408, 429, 5xx, a timeout, a dropped connection) is retried with

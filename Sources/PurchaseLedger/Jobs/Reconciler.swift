@@ -5,7 +5,7 @@ import Logging
 import StoreAPIs
 
 /// Recovers what the stores said while their notifications did not arrive (an outage, a wrong
-/// URL) by asking for it (CONTRACT.md §6.3, §6.4): Google's voided purchases and Apple's
+/// URL) by asking for it (docs/contract.md §6.3, §6.4): Google's voided purchases and Apple's
 /// Notification History, each applied exactly as the delivered notification would have been,
 /// so what was already received is a `duplicate`. Transient store errors are retried here.
 public struct Reconciler: Sendable {

@@ -1,7 +1,7 @@
 import LedgerJSON
 
-/// A call to a store the ledger must make (CONTRACT.md §6.2), as it is written beside the event
-/// that needs it: its kind, its purpose (one job per purpose, so a replayed notification adds
+/// A call to a store the ledger must make (docs/contract.md §6.2), as it is written beside the
+/// event that needs it: its kind, its purpose (one job per purpose, so a replayed notification adds
 /// none), its arguments, and the purchase token the call needs (kept in the job only, cleared
 /// when it is done).
 public struct StoreJob: Sendable, Hashable {

@@ -1,7 +1,7 @@
 import LedgerJSON
 import Postgres
 
-/// One of the contract's field rules (CONTRACT.md §2.1), as `Schema/definitions/rules/field_rules.json`
+/// One of the contract's field rules (docs/contract.md §2.1), as `Schema/definitions/rules/field_rules.json`
 /// states it. The library's decoder takes its names and limits from here, and the database's
 /// `ledger.apply_payments` (`ledger.field_invalid`) from the same file, loaded into `ledger.field_rules`.
 public struct FieldRule: Sendable, Equatable {

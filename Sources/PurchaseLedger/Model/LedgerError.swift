@@ -1,15 +1,15 @@
 /// A refusal by the ledger, with exactly the contract's codes and a message that names the
 /// field or the payment. A refused command writes nothing.
 public struct LedgerError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The contract's error codes (CONTRACT.md §2.6).
+    /// The contract's error codes (docs/contract.md §2.6).
     public enum Code: String, Sendable, Hashable, CaseIterable {
         /// Malformed JSON, or a missing or malformed field (the message names it).
         case invalidInput = "INVALID_INPUT"
         /// A store notification whose signature or certificate chain does not verify
-        /// (CONTRACT.md §5.2); the message names the check that failed.
+        /// (docs/contract.md §5.2); the message names the check that failed.
         case signatureInvalid = "SIGNATURE_INVALID"
         /// A verified store notification for an app (bundle id, package name) or environment
-        /// the ledger is not configured to accept (CONTRACT.md §5.1).
+        /// the ledger is not configured to accept (docs/contract.md §5.1).
         case appMismatch = "APP_MISMATCH"
         /// A store other than `AS` or `GG`.
         case unknownStore = "UNKNOWN_STORE"

@@ -29,7 +29,7 @@ public struct Payment: Sendable, Hashable {
     public var promotionPayment: Bool
     public var productSeq: Int64?
     /// The job written with this payment when it is recorded: for a Google payment from a line,
-    /// when Google's API is configured, the read that acknowledges it (CONTRACT.md §6.3;
+    /// when Google's API is configured, the read that acknowledges it (docs/contract.md §6.3;
     /// ``LedgerCommand/askingStores(_:)`` sets it).
     package var storeCheck: StoreJob?
 

@@ -1,7 +1,7 @@
 import Foundation
 import LedgerJSON
 
-/// Verifies an App Store Server Notification V2 and says what it does (CONTRACT.md §5.2):
+/// Verifies an App Store Server Notification V2 and says what it does (docs/contract.md §5.2):
 /// the signed payload and its nested transaction and renewal info are verified first
 /// (`SIGNATURE_INVALID` names the failed check), then the app and environment (`APP_MISMATCH`).
 /// Duplicates, owners and parking are the database's to decide (`ledger.notify`).
@@ -148,7 +148,7 @@ struct AppleNotificationDecoder {
         }
     }
 
-    /// The ledger's effect of a notification type and subtype (CONTRACT.md §5.2's table).
+    /// The ledger's effect of a notification type and subtype (docs/contract.md §5.2's table).
     static func effect(type: String, subtype: String?) -> StoreNotification.Effect {
         switch (type, subtype) {
         case ("SUBSCRIBED", _), ("DID_RENEW", _), ("OFFER_REDEEMED", _), ("ONE_TIME_CHARGE", _): .payment

@@ -2,8 +2,8 @@ import Crypto
 import Foundation
 import LedgerJSON
 
-/// Reads a Google Play real-time developer notification as Pub/Sub pushes it (CONTRACT.md §5.3)
-/// and says what it does. The purchase token is kept only as its SHA-256: the proof stored in
+/// Reads a Google Play real-time developer notification as Pub/Sub pushes it (docs/contract.md
+/// §5.3) and says what it does. The purchase token is kept only as its SHA-256: the proof stored in
 /// the log is the push body with `message.data` decoded and every `purchaseToken` replaced by
 /// `purchaseTokenSha256` (Google's notifications are not signed; the push itself is
 /// authenticated by its HTTP bearer token).

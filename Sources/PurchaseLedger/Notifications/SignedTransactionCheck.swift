@@ -1,7 +1,7 @@
 import Foundation
 import LedgerJSON
 
-/// A `signedTransaction` on an App Store `purchase` or `renewal` line (CONTRACT.md §6.4): the
+/// A `signedTransaction` on an App Store `purchase` or `renewal` line (docs/contract.md §6.4): the
 /// app's StoreKit 2 transaction, verified as a notification's `signedTransactionInfo` is (the
 /// chain to a trusted root, Apple's OIDs, an accepted bundle id and environment), and agreeing
 /// with the line on `transactionId`, `originalTransactionId`, `productId`, `purchaseDate` and

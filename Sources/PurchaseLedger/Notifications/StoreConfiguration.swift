@@ -1,7 +1,7 @@
 import Foundation
 import StoreAPIs
 
-/// Which store notifications the ledger accepts (CONTRACT.md §5.1): the apps, the App Store
+/// Which store notifications the ledger accepts (docs/contract.md §5.1): the apps, the App Store
 /// environments and the roots that Apple's signatures must chain to.
 public struct StoreConfiguration: Sendable {
     /// Bundle ids whose App Store notifications are accepted; none accepts no Apple notification.
@@ -12,8 +12,8 @@ public struct StoreConfiguration: Sendable {
     public var appleRoots: AppleRootCertificates
     /// Package names whose Google Play notifications are accepted; none accepts no Google notification.
     public var googlePackageNames: Set<String>
-    /// The Play Developer API is configured (CONTRACT.md §6.3): a notification that only it can
-    /// explain is recorded with a job that asks it, instead of being ignored.
+    /// The Play Developer API is configured (docs/contract.md §6.3): a notification that only it
+    /// can explain is recorded with a job that asks it, instead of being ignored.
     public var asksGoogle: Bool = false
     /// Apple's CONSUMPTION_REQUEST is answered (`LEDGER_APPLE_CONSUMPTION_ANSWERS=on`, §6.4).
     public var answersConsumptionRequests: Bool = false

@@ -10,8 +10,8 @@ public struct StoreNotification: Sendable, Hashable {
     public enum Effect: String, Sendable, Hashable {
         /// Records its payment (a purchase or a renewal).
         case payment
-        /// Google Play, with its API configured (CONTRACT.md §6.3): recorded with a ``StoreJob``
-        /// that asks the Play Developer API what happened.
+        /// Google Play, with its API configured (docs/contract.md §6.3): recorded with a
+        /// ``StoreJob`` that asks the Play Developer API what happened.
         case ask
         /// The payment the Play Developer API described, as a job learned it: the ledger fills in
         /// the lineage, the product type and, when the answer has none, the price.

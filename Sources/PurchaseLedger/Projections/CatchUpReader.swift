@@ -88,11 +88,11 @@ public struct CatchUpReader: Sendable {
     /// order, at most `limit` of them (tests EXPLAIN it).
     ///
     /// It orders by the `xid8` column itself. A bare name in ORDER BY means an output column
-    /// first, so with `tx::text AS tx` in the select list `ORDER BY tx` sorted by the id's text
-    /// ("10000000" before "9999993") while the WHERE clause and the checkpoint compare xid8s,
-    /// and a read that straddled a power of ten moved the checkpoint past events it never
-    /// returned (issue #15). The columns read as text therefore have names of their own, and
-    /// ORDER BY names the table's columns.
+    /// first, so with `tx::text AS tx` in the select list `ORDER BY tx` would sort by the id's
+    /// text ("10000000" before "9999993") while the WHERE clause and the checkpoint compare
+    /// xid8s, and a read that straddles a power of ten would move the checkpoint past events it
+    /// never returned. The columns read as text therefore have names of their own, and ORDER BY
+    /// names the table's columns.
     package static func query(after checkpoint: Checkpoint, limit: Int) -> SQL {
         """
         SELECT e.tx::text AS tx_text, e.position, e.stream, e.version, e.type, e.data::text AS data_text,

@@ -64,8 +64,8 @@ struct ShadowReplay {
             try connection.query("SELECT \(identifier: schema).project_range(\(from), \(end))")
             let batch = index + 1
             // project_range keeps its plans for the session (force_generic_plan), and the first
-            // were made on empty tables: there a lookup by key looks no cheaper than a scan of the
-            // whole table, which each range then repeated. ANALYZE after batches 1, 2, 4, 8, …
+            // are made on empty tables: there a lookup by key looks no cheaper than a scan of the
+            // whole table, which each range would then repeat. ANALYZE after batches 1, 2, 4, 8, …
             // makes the next range plan again on the tables as they are: log2(batches) passes,
             // none after the last range. A sample of 3,000 rows (statistics target 10, not 100)
             // gives the sizes the plans need at a twentieth of the cost; the final ANALYZE below

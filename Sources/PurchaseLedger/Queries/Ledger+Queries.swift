@@ -2,13 +2,13 @@ import Foundation
 
 extension Ledger {
     /// The user's payments whose goods were not handed out yet, on the given stores (all when
-    /// empty), ordered by purchase time then paymentSeq (CONTRACT.md §3.1).
+    /// empty), ordered by purchase time then paymentSeq (docs/contract.md §3.1).
     public func unconsumed(userId: String, stores: Set<StoreCode> = []) async throws -> [UnconsumedPayment] {
         try await pool.withConnection { try UnconsumedPayment.fetchAll($0, userId: userId, stores: stores) }
     }
 
     /// The user's subscriptions at an instant (default now): active ones, or all with
-    /// `includeExpired`; ordered by store then originalTransactionId (CONTRACT.md §3.2).
+    /// `includeExpired`; ordered by store then originalTransactionId (docs/contract.md §3.2).
     public func subscriptions(userId: String, stores: Set<StoreCode> = [], at instant: Date = Date(),
                               includeExpired: Bool = false) async throws -> [Subscription] {
         try await pool.withConnection {

@@ -1,6 +1,6 @@
 import Foundation
 
-/// A subscription lineage as it stood at one instant (CONTRACT.md §3.2).
+/// A subscription lineage as it stood at one instant (docs/contract.md §3.2).
 public struct Subscription: Sendable, Hashable {
     /// Where the lineage stood.
     public enum Status: String, Sendable, Hashable {

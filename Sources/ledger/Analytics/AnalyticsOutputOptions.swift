@@ -3,7 +3,7 @@ import Foundation
 import LedgerOutput
 import PurchaseLedger
 
-/// `--format table|csv|json`, and `--json` as every query command takes it (CONTRACT.md §3).
+/// `--format table|csv|json`, and `--json` as every query command takes it (docs/contract.md §3).
 struct AnalyticsOutputOptions: ParsableArguments {
     @Option(help: "table (for people), csv (RFC 4180) or json (an array of objects).")
     var format: AnalyticsFormat?

@@ -5,7 +5,7 @@ import LedgerOutput
 import PurchaseLedger
 import StoreAPIs
 
-/// `ledger jobs`: the ledger's calls to the stores (CONTRACT.md §6.2).
+/// `ledger jobs`: the ledger's calls to the stores (docs/contract.md §6.2).
 struct Jobs: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "The ledger's calls to the stores: run them, list them, retry a failed one.",

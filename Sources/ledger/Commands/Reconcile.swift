@@ -6,7 +6,7 @@ import PurchaseLedger
 import StoreAPIs
 
 /// `ledger reconcile google|apple`: what the stores said while their notifications did not
-/// arrive (CONTRACT.md §6.3, §6.4).
+/// arrive (docs/contract.md §6.3, §6.4).
 struct Reconcile: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Ask a store for what its notifications may have missed, and apply it.",

@@ -4,7 +4,7 @@ import Logging
 import PurchaseLedger
 import StoreAPIs
 
-/// What `ledger serve` does for the stores beside HTTP (CONTRACT.md §6.2–§6.4): runs jobs all
+/// What `ledger serve` does for the stores beside HTTP (docs/contract.md §6.2–§6.4): runs jobs all
 /// the time, and every hour reconciles each configured store over the time since its last
 /// reconciliation, with an overlap (what was applied already is a duplicate). Ends when cancelled.
 struct StoreWork {

@@ -3,8 +3,8 @@ import Foundation
 import PurchaseLedger
 import StoreAPIs
 
-/// What a command that asks the stores needs (CONTRACT.md §6.1): the accepted apps (flags, else
-/// the environment), the API credentials from the environment, a ledger and an HTTP client,
+/// What a command that asks the stores needs (docs/contract.md §6.1): the accepted apps (flags,
+/// else the environment), the API credentials from the environment, a ledger and an HTTP client,
 /// closed and shut down after the body.
 struct StoreAPIOptions: ParsableArguments {
     @OptionGroup var database: DatabaseOptions

@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import PurchaseLedger
 
-/// Which store notifications are accepted (CONTRACT.md §5.1): flags, else the environment.
+/// Which store notifications are accepted (docs/contract.md §5.1): flags, else the environment.
 struct StoreOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Comma-separated bundle ids whose App Store notifications are accepted.",
                                discussion: "Default: LEDGER_APPLE_BUNDLE_IDS, else none."))

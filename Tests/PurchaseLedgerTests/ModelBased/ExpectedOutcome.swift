@@ -1,7 +1,7 @@
 import Foundation
 import PurchaseLedger
 
-/// The part of a command's outcome the contract fixes (CONTRACT.md §2.6): its status, the error
+/// The part of a command's outcome the contract fixes (docs/contract.md §2.6): its status, the error
 /// code of a refusal, the payment it names, the first consume's time, a restore's lists, and a
 /// notification's id.
 /// The model computes one per command; the ledger's `CommandOutcome` is read into the same shape.
@@ -51,7 +51,7 @@ struct ExpectedOutcome: Hashable, CustomStringConvertible {
     }
 }
 
-/// One row of `unconsumed` (CONTRACT.md §3.1), every field the contract lists.
+/// One row of `unconsumed` (docs/contract.md §3.1), every field the contract lists.
 struct UnconsumedRow: Hashable, CustomStringConvertible {
     var userId, storeCode, productId, productType, price, currency, paymentSeq, transactionId: String
     var originalTransactionId: String?
@@ -82,7 +82,7 @@ struct UnconsumedRow: Hashable, CustomStringConvertible {
     var description: String { "\(paymentSeq)(\(storeCode) \(productId) \(price) \(Timestamp(purchaseTime).iso8601Milliseconds))" }
 }
 
-/// One row of `subscriptions --include-expired` at an instant (CONTRACT.md §3.2).
+/// One row of `subscriptions --include-expired` at an instant (docs/contract.md §3.2).
 struct SubscriptionRow: Hashable, CustomStringConvertible {
     var userId, storeCode, productId, productType, originalTransactionId, latestPaymentSeq: String
     var purchaseTime: Date

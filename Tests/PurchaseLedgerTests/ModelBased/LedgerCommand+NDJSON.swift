@@ -3,8 +3,8 @@ import LedgerJSON
 import PurchaseLedger
 
 extension LedgerCommand {
-    /// The command as the `ledger ingest` line of CONTRACT.md §2 that means it, in the contract's
-    /// canonical field names, times as ISO-8601. Covers the kinds the generator makes.
+    /// The command as the `ledger ingest` line of docs/contract.md §2 that means it, in the
+    /// contract's canonical field names, times as ISO-8601. Covers the kinds the generator makes.
     var ndjsonLine: String {
         var w = JSONWriter()
         w.beginObject()

@@ -4,9 +4,9 @@ import Postgres
 import PurchaseLedger
 import Testing
 
-/// Issue 13's model-based test: a random stream of contract commands (see
+/// The model-based test: a random stream of contract commands (see
 /// ``CommandStreamGenerator``), applied to a fresh ledger in four ways, must give, every way,
-/// exactly the outcomes and projections of the in-test ``ReferenceModel`` of CONTRACT.md, and
+/// exactly the outcomes and projections of the in-test ``ReferenceModel`` of docs/contract.md, and
 /// pass `verify` afterwards. Seeds are fixed (``ModelSeed``); `LEDGER_MODEL_SEED` replays
 /// others, and every failure names its seed.
 @Suite("Model-based: every way of applying a stream agrees with the contract's model")

@@ -2,8 +2,8 @@ import Foundation
 import PurchaseLedger
 
 extension ReferenceModel {
-    /// A Google Play notification (CONTRACT.md §5.3): a duplicate by its messageId; ignored when
-    /// it has no effect; parked while the ledger knows neither its token nor its order; else
+    /// A Google Play notification (docs/contract.md §5.3): a duplicate by its messageId; ignored
+    /// when it has no effect; parked while the ledger knows neither its token nor its order; else
     /// applied by the table of §5.3.
     mutating func notify(_ notice: GoogleNotice) -> ExpectedOutcome {
         let id = notice.messageId

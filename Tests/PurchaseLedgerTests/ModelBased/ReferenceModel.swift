@@ -1,7 +1,7 @@
 import Foundation
 import PurchaseLedger
 
-/// A small, in-memory statement of the contract's write rules (CONTRACT.md §2.1–§2.5 and the
+/// A small, in-memory statement of the contract's write rules (docs/contract.md §2.1–§2.5 and the
 /// `product` line of §5.4), written from the contract and not from the SQL: it answers each
 /// command with the outcome the contract fixes and keeps what the queries of §3 read.
 /// Commands are applied in order; there is no database, no concurrency and no time but the
@@ -30,7 +30,7 @@ struct ReferenceModel {
         /// Auto-renew turned off (a cancel, §2.5, or a store's notification) or back on, in the
         /// order recorded.
         var autoRenewChanges: [(time: Date, on: Bool)] = []
-        /// The stores' billing states (CONTRACT.md §3.2, §5.3; nil once a notification ended
+        /// The stores' billing states (docs/contract.md §3.2, §5.3; nil once a notification ended
         /// it), in the order recorded.
         var billingStates: [(time: Date, state: Subscription.Status?)] = []
     }

@@ -26,7 +26,7 @@ struct StreamItem: Sendable {
     }
 }
 
-/// A Google Play real-time developer notification (CONTRACT.md §5.3) as the generator made it.
+/// A Google Play real-time developer notification (docs/contract.md §5.3) as the generator made it.
 struct GoogleNotice: Sendable, Hashable {
     /// What the `DeveloperNotification` holds.
     enum Kind: Sendable, Hashable {

@@ -4,7 +4,7 @@ import Postgres
 import PurchaseLedger
 import Testing
 
-/// Every refusal of CONTRACT.md §5.2, end to end through `ingest`, with nothing written.
+/// Every refusal of docs/contract.md §5.2, end to end through `ingest`, with nothing written.
 @Suite("App Store notification refusals")
 struct AppleNotificationRefusalTests {
     typealias M = AppleMint

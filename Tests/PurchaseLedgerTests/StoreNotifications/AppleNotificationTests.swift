@@ -4,7 +4,7 @@ import Postgres
 import PurchaseLedger
 import Testing
 
-/// App Store Server Notifications V2 through the ledger (CONTRACT.md §5.2), minted at test time.
+/// App Store Server Notifications V2 through the ledger (docs/contract.md §5.2), minted at test time.
 @Suite("App Store notifications")
 struct AppleNotificationTests {
     typealias M = AppleMint

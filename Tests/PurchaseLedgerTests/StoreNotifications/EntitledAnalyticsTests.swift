@@ -4,7 +4,7 @@ import Postgres
 import PurchaseLedger
 import Testing
 
-/// Analytics over what the stores' notifications add (issue #11): subscribers are the lineages
+/// Analytics over what the stores' notifications add: subscribers are the lineages
 /// `subscriptions` calls entitled (active or in a grace period), at every instant, and a grace
 /// period that ends in billing retry is involuntary churn.
 @Suite("Analytics of entitled subscriptions")

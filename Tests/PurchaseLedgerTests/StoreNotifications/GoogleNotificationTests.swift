@@ -4,7 +4,7 @@ import Postgres
 import PurchaseLedger
 import Testing
 
-/// Google Play real-time developer notifications through the ledger (CONTRACT.md §5.3).
+/// Google Play real-time developer notifications through the ledger (docs/contract.md §5.3).
 @Suite("Google Play notifications")
 struct GoogleNotificationTests {
     static let stores = StoreConfiguration(googlePackageNames: ["com.example.game"])

@@ -4,7 +4,7 @@ import Postgres
 import PurchaseLedger
 import Testing
 
-/// CONTRACT.md §6.4: an App Store purchase or renewal line may carry the app's StoreKit 2
+/// docs/contract.md §6.4: an App Store purchase or renewal line may carry the app's StoreKit 2
 /// `signedTransaction`; it is verified as a notification's transaction is and must agree with
 /// the line, else `SIGNATURE_INVALID` naming the check and nothing written.
 @Suite("Signed transactions on App Store lines")

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Contract-shaped NDJSON lines (CONTRACT.md §2) for the reliability tests, written by hand so
+/// Contract-shaped NDJSON lines (docs/contract.md §2) for the reliability tests, written by hand so
 /// that the tests do not depend on the ledger's own encoder.
 enum ContractLines {
     /// A JSON string literal.

@@ -55,7 +55,7 @@ extension HostileLines {
         case 3:
             return ([("type", q("consume")), ("userId", q("mut-user")), ("paymentSeq", q("sys-\(n)")),
                      ("purchaseToken", q("tok-sys-\(n)")), ("time", q("2026-01-02T00:00:00Z"))],
-                    // purchaseToken is optional since CONTRACT.md §5.2 (payments learned from the store have none).
+                    // purchaseToken is optional since docs/contract.md §5.2 (payments learned from the store have none).
                     ["type", "userId", "paymentSeq"], [])
         case 4:
             return ([("type", q("refund")), ("paymentSeq", q("sys-\(n)")), ("time", q("2026-01-03T00:00:00Z")),

@@ -6,7 +6,7 @@ import Postgres
 /// `<scratch>.project_range` over every position) and compares every projection table with its
 /// live twin, both ways (`EXCEPT ALL`). The scratch schema is dropped afterwards.
 ///
-/// (`ledger verify`, issue 4, will do this for operators; this is the tests' independent copy.)
+/// (`ledger verify` does this for operators; this is the tests' independent copy.)
 enum ProjectionReplay {
     /// One projection table whose live rows differ from the replay's.
     struct Difference: CustomStringConvertible {

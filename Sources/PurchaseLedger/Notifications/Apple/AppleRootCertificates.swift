@@ -4,7 +4,7 @@ import SwiftASN1
 import X509
 
 /// Trusted roots for Apple's signed data: the only certificates a JWS's chain may end in
-/// (CONTRACT.md §5.1 `LEDGER_APPLE_ROOT_CERTIFICATES`). The root a JWS carries in `x5c` is
+/// (docs/contract.md §5.1 `LEDGER_APPLE_ROOT_CERTIFICATES`). The root a JWS carries in `x5c` is
 /// never one of them by itself.
 ///
 /// ```swift

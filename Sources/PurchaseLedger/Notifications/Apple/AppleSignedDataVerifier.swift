@@ -4,7 +4,7 @@ import SwiftASN1
 import X509
 
 /// Verifies the compact JWS Apple signs App Store Server Notifications V2 with, and the
-/// transactions and renewal infos nested in them (CONTRACT.md §5.2 steps 1 and 2).
+/// transactions and renewal infos nested in them (docs/contract.md §5.2 steps 1 and 2).
 ///
 /// ```swift
 /// let verifier = AppleSignedDataVerifier(roots: .appleRootCAG3)

@@ -5,7 +5,7 @@ import LedgerJSON
 
 /// A compact JWS (RFC 7515 §7.1) taken apart and decoded, nothing verified yet.
 ///
-/// ``init(_:field:)`` is CONTRACT.md §5.2 step 1 (`INVALID_INPUT`); ``certificates()`` is the
+/// ``init(_:field:)`` is docs/contract.md §5.2 step 1 (`INVALID_INPUT`); ``certificates()`` is the
 /// header's part of step 2 (`SIGNATURE_INVALID`). Every message starts with `field`.
 struct CompactJWS {
     /// The JSON field the JWS came from, such as `signedPayload`.
