@@ -123,11 +123,18 @@ public final class Ledger: Sendable {
             case .success(let outcomes):
                 return outcomes.map { .success($0) }
             case .failure(let failed):
-                let idempotent = commands.allSatisfy(\.isIdempotent)
-                if attempt < CommandRetry.maxAttempts, CommandRetry.mayRetry(failed.error, lost: failed.lost, idempotent: idempotent) {
+                switch CommandRetry.next(after: failed.error, lost: failed.lost, attempt: attempt, commands: commands.count,
+                                         idempotent: commands.allSatisfy(\.isIdempotent)) {
+                case .retry(let pause):
                     CommandRetry.logRetry(logger, after: failed.error, lost: failed.lost, attempt: attempt, commands: commands.count)
-                    if failed.lost { try? await Task.sleep(for: .seconds(CommandRetry.pause(afterLostConnection: attempt))) }
+                    if pause > 0 { try? await Task.sleep(for: .seconds(pause)) }
                     continue
+                case .split:
+                    CommandRetry.logSplit(logger, after: failed.error, attempt: attempt, commands: commands.count)
+                    let half = commands.count / 2
+                    return await runBatch(Array(commands[..<half])) + runBatch(Array(commands[half...]))
+                case .fail:
+                    break
                 }
                 guard commands.count > 1 else { return [.failure(failed.error)] }
                 // Each command on its own: a lost connection runs again only the idempotent ones

@@ -39,6 +39,20 @@ struct LegacyAdoptionTests {
         }
     }
 
+    /// Runs `body` with today's command type and entry point installed in a database of the first
+    /// releases, then removes them (the migration makes them again).
+    static func withEntryPoint(_ c: Connection, _ body: () throws -> Void) throws {
+        let type = try #require(Migration.all.first { $0.name.hasSuffix("_command_type.sql") })
+        let entry = Definition.all.filter { $0.path.hasSuffix("commands/execute_commands.sql") || $0.path.hasSuffix("commands/run_command.sql") }.map(\.sql).joined()
+        try c.executeScript(unsafeSQL: type.sql + entry)
+        try body()
+        try c.executeScript(unsafeSQL: """
+            DROP FUNCTION ledger.execute_commands(ledger.command[]);
+            DROP FUNCTION ledger.run_command(ledger.command);
+            DROP TYPE ledger.command;
+            """)
+    }
+
     /// What the projections say, in a form that does not depend on their shape.
     static func answers(_ c: Connection) throws -> [String] {
         try c.query("""
@@ -57,10 +71,14 @@ struct LegacyAdoptionTests {
             try db.withConnection { c throws in
                 try Self.makeLegacy(c, through: last)
                 // Written by that release's functions: purchases, renewals, consumes, refunds, cancels, restores.
-                // One command per transaction: a batch of several first takes its keys with
-                // ledger.lock_keys, which those releases did not have.
-                let outcomes = try c.ingest(Array(DemoGenerator(seed: 5, users: 30)), batchSize: 1)
-                #expect(outcomes.contains { $0.status == .consumed })
+                // One command per transaction, each run by that release's own function: the entry
+                // point that today's library calls (ledger.execute_commands and its type) is put
+                // in front of them for the writes and taken away before the migration, and a
+                // lone command is what it hands straight to the command's function.
+                try Self.withEntryPoint(c) {
+                    let outcomes = try c.ingest(Array(DemoGenerator(seed: 5, users: 30)), batchSize: 1)
+                    #expect(outcomes.contains { $0.status == .consumed })
+                }
                 let events = try c.count("SELECT count(*) FROM ledger.events")
                 let before = try Self.answers(c)
                 let snapshot = last == 9 ? try LedgerSnapshot(c) : nil

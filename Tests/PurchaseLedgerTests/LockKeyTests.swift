@@ -6,10 +6,10 @@ import PurchaseLedger
 import Testing
 
 /// A batch takes the advisory locks of all its commands first, in one global order
-/// (`LedgerCommand.lockKeys`, `ledger.lock_keys`): that is what keeps concurrent ingests free of
-/// deadlocks. It holds only if the keys computed in Swift are all the keys the SQL functions
-/// take. These tests run every kind of command, one at a time, after taking its `lockKeys`, and
-/// require that the command's function took no advisory lock more.
+/// (`ledger.command_lock_keys`, `ledger.lock_keys`): that is what keeps concurrent ingests free
+/// of deadlocks. It holds only if those keys are all the keys the command functions take. These
+/// tests run every kind of command, one at a time, after taking its keys, and require that the
+/// command's function took no advisory lock more.
 @Suite("Lock keys")
 struct LockKeyTests {
     typealias M = AppleMint
@@ -30,9 +30,9 @@ struct LockKeyTests {
             // The demo has lines the decoder refuses on purpose: they reach no SQL function.
             guard let command = try? LedgerCommand(line: Array(line.utf8), stores: stores) else { continue }
             try c.execute("BEGIN")
-            _ = try c.query(LedgerCommand.lockStatement(for: [command]))
+            try c.lockKeys(for: [command])
             let before = try advisoryLocks(c)
-            #expect(before.count == Set(command.lockKeys).count, "line \(index + 1): one lock per key")
+            #expect(before.count == Set(try c.lockKeys(of: command)).count, "line \(index + 1): one lock per key")
             let outcome = try c.executeBatch([command])[0]
             let after = try advisoryLocks(c)
             #expect(after == before, "line \(index + 1) (\(outcome.status)) took locks its lockKeys lack: \(line.prefix(120))")

@@ -4,7 +4,7 @@ import Postgres
 import PurchaseLedger
 import Testing
 
-/// Consumes applied as sets (issue 13, item 1): a round's consumes go to the database as one
+/// Consumes applied as sets: a round's consumes go to the database as one
 /// statement (`ledger.consume_batch`, the rules of `ledger.apply_consumes`), and give exactly the
 /// outcomes, events and projections of the same commands run one at a time.
 @Suite("Set-based consumes")
@@ -124,18 +124,23 @@ struct SetConsumeTests {
 
     /// The plan sends a round's consumes as one statement, and keeps them after the refund
     /// before them and before the refund after them.
-    @Test func aRoundsConsumesGoAsOneStatement() {
+    @Test func aRoundsConsumesGoAsOneStatement() async throws {
         let commands = Self.commands(sdkToken: "tok-P-77")
-        let plan = BatchPlan(commands)
-        let position = Dictionary(uniqueKeysWithValues: plan.steps.flatMap(\.commands).enumerated().map { ($1, $0) })
-        let sets = plan.steps.filter { $0.commands.count > 1 && commands[$0.commands[0]].isConsume }
-        #expect(!sets.isEmpty, "\(plan.steps.map(\.commands))")
-        #expect(sets.allSatisfy { $0.commands.allSatisfy { commands[$0].isConsume } })
-        // The alias and the name of C-1 in one set: ledger.apply_consumes keeps their order.
-        #expect(sets.contains { $0.commands.contains(3) && $0.commands.contains(4) }, "\(plan.steps.map(\.commands))")
-        #expect(plan.steps.count < commands.count - 6, "\(plan.steps.map(\.commands))")
-        for (refund, consume) in [(13, 14), (16, 17), (17, 18)] {
-            #expect(position[refund]! < position[consume]!, "command \(refund) must run before \(consume)")
+        let isConsume = { (index: Int) -> Bool in if case .consume = commands[index] { true } else { false } }
+        try await TestDatabase.with { db in
+            try db.withConnection { c throws in
+                let steps = try c.batchSteps(commands)
+                let position = Dictionary(uniqueKeysWithValues: steps.flatMap { $0 }.enumerated().map { ($1, $0) })
+                let sets = steps.filter { $0.count > 1 && isConsume($0[0]) }
+                #expect(!sets.isEmpty, "\(steps)")
+                #expect(sets.allSatisfy { $0.allSatisfy(isConsume) })
+                // The alias and the name of C-1 in one set: ledger.apply_consumes keeps their order.
+                #expect(sets.contains { $0.contains(3) && $0.contains(4) }, "\(steps)")
+                #expect(steps.count < commands.count - 6, "\(steps)")
+                for (refund, consume) in [(13, 14), (16, 17), (17, 18)] {
+                    #expect(position[refund]! < position[consume]!, "command \(refund) must run before \(consume)")
+                }
+            }
         }
     }
 

@@ -85,43 +85,70 @@ struct SetEngineTests {
         #expect(batchedProjections == aloneProjections)
     }
 
-    @Test func aBatchRunsInRoundsThatKeepTheOrderOfCommandsSharingAKey() {
+    @Test func aBatchRunsInRoundsThatKeepTheOrderOfCommandsSharingAKey() async throws {
         let commands = Self.interacting + [
             .restore(userId: "u1", storeCode: .appStore, time: nil, purchases: [Fixture.consumable("P-9")]),
             .record(Fixture.consumable("P-5"), kind: .purchase),
         ]
-        let plan = BatchPlan(commands)
-        let order = plan.steps.flatMap(\.commands)
-        #expect(order.sorted() == Array(commands.indices), "every command runs exactly once")
-        let position = Dictionary(uniqueKeysWithValues: order.enumerated().map { ($1, $0) })
-        for later in commands.indices {
-            for earlier in 0..<later {
-                let shared = !Set(commands[earlier].lockKeys).isDisjoint(with: commands[later].lockKeys)
-                let ordered = commands[earlier].keepsOrder && commands[later].keepsOrder
-                if shared || ordered || commands[earlier].isBarrier || commands[later].isBarrier {
-                    #expect(position[earlier]! < position[later]!, "command \(earlier) must run before \(later)")
+        try await TestDatabase.with { db in
+            try db.withConnection { c throws in
+                let steps = try c.batchSteps(commands)
+                let keys = try commands.map { try Set(c.lockKeys(of: $0)) }
+                let order = steps.flatMap { $0 }
+                #expect(order.sorted() == Array(commands.indices), "every command runs exactly once")
+                let position = Dictionary(uniqueKeysWithValues: order.enumerated().map { ($1, $0) })
+                for later in commands.indices {
+                    for earlier in 0..<later {
+                        let shared = !keys[earlier].isDisjoint(with: keys[later])
+                        let ordered = Self.keepsOrder(commands[earlier]) && Self.keepsOrder(commands[later])
+                        if shared || ordered || Self.isBarrier(commands[earlier]) || Self.isBarrier(commands[later]) {
+                            #expect(position[earlier]! < position[later]!, "command \(earlier) must run before \(later)")
+                        }
+                    }
                 }
+                // The first round's payments that share no key go as one statement.
+                #expect(steps[0].count > 1, "\(steps)")
             }
         }
-        // The first round's payments that share no key go as one statement.
-        #expect(plan.steps[0].commands.count > 1, "\(plan.steps.map(\.commands))")
+    }
+
+    /// Consumes and refunds keep their order among themselves (either may name its payment by
+    /// an alias, which no key foresees).
+    static func keepsOrder(_ command: LedgerCommand) -> Bool {
+        switch command {
+        case .consume, .refund: true
+        default: false
+        }
+    }
+
+    /// A restore, a notification, a product or an account link runs after every earlier
+    /// command and before every later one.
+    static func isBarrier(_ command: LedgerCommand) -> Bool {
+        switch command {
+        case .restore, .notification, .product, .accountLink: true
+        case .record, .consume, .refund, .cancel: false
+        }
     }
 
     /// A cancel keeps only its lineage key's order: the consumes on each side of it stay one
     /// set, and it still runs after its lineage's payment. A refund still splits them. Payments
     /// of one lineage share a round until another command on the lineage comes between them.
-    @Test func aCancelDoesNotSplitTheConsumesAroundItAndALineagesPaymentsShareARound() {
+    @Test func aCancelDoesNotSplitTheConsumesAroundItAndALineagesPaymentsShareARound() async throws {
         let s1 = Fixture.subscription("S-1", transaction: "L-1", from: "2026-01-01T00:00:00Z", to: "2026-02-01T00:00:00Z")
         let s2 = Fixture.subscription("S-2", transaction: "L-1b", original: "L-1", from: "2026-02-01T00:00:00Z", to: "2026-03-01T00:00:00Z")
         let s3 = Fixture.subscription("S-3", transaction: "L-1c", original: "L-1", from: "2026-03-01T00:00:00Z", to: "2026-04-01T00:00:00Z")
         let consume = { (seq: String) in LedgerCommand.consume(paymentSeq: seq, userId: "u1", purchaseToken: "tok-\(seq)", time: nil) }
         let cancel = LedgerCommand.cancel(storeCode: .appStore, originalTransactionId: "L-1", time: nil)
-        let aroundCancel = BatchPlan([.record(s1, kind: .purchase), consume("P-1"), cancel, consume("P-2")])
-        #expect(aroundCancel.steps.map(\.commands) == [[0], [1, 3], [2]])
-        let aroundRefund = BatchPlan([consume("P-1"), .refund(paymentSeq: "P-3", time: nil, reason: "test"), consume("P-2")])
-        #expect(aroundRefund.steps.map(\.commands) == [[0], [1], [2]])
-        let lineage = BatchPlan([.record(s1, kind: .purchase), .record(s2, kind: .renewal), cancel, .record(s3, kind: .renewal)])
-        #expect(lineage.steps.map(\.commands) == [[0, 1], [2], [3]])
+        try await TestDatabase.with { db in
+            try db.withConnection { c throws in
+                let aroundCancel = try c.batchSteps([.record(s1, kind: .purchase), consume("P-1"), cancel, consume("P-2")])
+                #expect(aroundCancel == [[0], [1, 3], [2]])
+                let aroundRefund = try c.batchSteps([consume("P-1"), .refund(paymentSeq: "P-3", time: nil, reason: "test"), consume("P-2")])
+                #expect(aroundRefund == [[0], [1], [2]])
+                let lineage = try c.batchSteps([.record(s1, kind: .purchase), .record(s2, kind: .renewal), cancel, .record(s3, kind: .renewal)])
+                #expect(lineage == [[0, 1], [2], [3]])
+            }
+        }
     }
 
     /// In one set, a lineage not recorded yet is defined by the first of its payments that is
@@ -132,7 +159,9 @@ struct SetEngineTests {
         let mine = Fixture.subscription("S-3", transaction: "L-1c", original: "L-1", from: "2026-03-01T00:00:00Z", to: "2026-04-01T00:00:00Z")
         let first = LedgerCommand.record(Fixture.consumable("P-X", user: "u9"), kind: .purchase)
         let commands: [LedgerCommand] = [.record(taken, kind: .renewal), .record(other, kind: .renewal), .record(mine, kind: .renewal)]
-        #expect(BatchPlan(commands).steps.map(\.commands) == [[0, 1, 2]])
+        try await TestDatabase.with { db in
+            try db.withConnection { c throws in #expect(try c.batchSteps(commands) == [[0, 1, 2]]) }
+        }
         func outcomes(batched: Bool) async throws -> [String] {
             try await TestDatabase.with { db in
                 try db.withConnection { c throws in

@@ -74,7 +74,7 @@ BEGIN
             CASE WHEN v_type <> 'CONSUMABLE' AND d->>'transactionId' <> v_lineage THEN 'renewal' ELSE 'purchase' END, d, true);
     ELSIF v_effect = 'payment' THEN
         RETURN ledger.record_payment_core(CASE WHEN n->'payment'->>'transactionId'
-                                                    = coalesce(n->'payment'->>'originalTransactionId', n->'payment'->>'transactionId')
+                                                    = ledger.lineage_id(n->'payment'->>'originalTransactionId', n->'payment'->>'transactionId')
                                                THEN 'purchase' ELSE 'renewal' END, n->'payment', false);
     ELSIF n->>'orderId' IS NOT NULL THEN
         -- Google's voided purchase: the payment (GG, orderId) and no other (notification_owner

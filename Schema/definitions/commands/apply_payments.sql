@@ -88,8 +88,7 @@ BEGIN
         WITH items AS MATERIALIZED (
             SELECT ord, v_items[ord]->>'kind' AS kind, d, d->>'paymentSeq' AS seq, d->>'storeCode' AS store,
                    d->>'transactionId' AS txid, d->>'productType' AS type,
-                   CASE WHEN d->>'productType' <> 'CONSUMABLE'
-                        THEN coalesce(d->>'originalTransactionId', d->>'transactionId') END AS lineage
+                   ledger.payment_lineage_id(d) AS lineage
               FROM unnest(v_round) AS ord, LATERAL (SELECT v_items[ord]->'data' AS d) x
         ), checked AS MATERIALIZED (
             -- The first field that breaks its rule, in the rules' order, then the rules between
@@ -231,8 +230,7 @@ BEGIN
         IF v_parked AND EXISTS (SELECT FROM ledger.notifications WHERE parked) THEN
             FOR w IN
                 SELECT d->>'storeCode' AS store, d->>'transactionId' AS txid,
-                       CASE WHEN d->>'productType' <> 'CONSUMABLE'
-                            THEN coalesce(d->>'originalTransactionId', d->>'transactionId') END AS lineage,
+                       ledger.payment_lineage_id(d) AS lineage,
                        CASE WHEN d->>'storeCode' = 'GG' THEN decode(d->>'purchaseTokenSha256', 'hex') END AS token
                   FROM unnest(a_types, a_data) WITH ORDINALITY AS a(type, d, n)
                  WHERE type <> 'PaymentLinked' ORDER BY n

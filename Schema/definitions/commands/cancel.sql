@@ -7,8 +7,12 @@ DECLARE
     v_last_paid timestamptz;
     c           record;
     v_pos       bigint;
+    k           ledger.command;
 BEGIN
-    PERFORM pg_advisory_xact_lock(hashtextextended('lineage:' || p_store_code || ':' || p_original_transaction_id, 0));
+    k.kind := 'cancel';
+    k.store_code := p_store_code;
+    k.original_transaction_id := p_original_transaction_id;
+    PERFORM ledger.lock_keys(ledger.command_lock_keys(k));
     SELECT user_id INTO l FROM ledger.lineages
      WHERE store_code = p_store_code AND original_transaction_id = p_original_transaction_id;
     IF NOT FOUND THEN

@@ -10,6 +10,7 @@ DECLARE
     v_known text;
     v_pos   bigint;
     p       record;
+    k       ledger.command;
 BEGIN
     IF coalesce(p_store_code, '') NOT IN ('AS', 'GG') THEN
         RETURN ledger.rejected('UNKNOWN_STORE', format('unknown store %s', p_store_code));
@@ -23,7 +24,10 @@ BEGIN
     ELSIF p_price < 0 THEN
         RETURN ledger.rejected('INVALID_INPUT', format('price: must not be negative, got %s', p_price));
     END IF;
-    PERFORM pg_advisory_xact_lock(hashtextextended('product:' || p_store_code || ':' || p_product_id, 0));
+    k.kind := 'product';
+    k.store_code := p_store_code;
+    k.product_id := p_product_id;
+    PERFORM ledger.lock_keys(ledger.command_lock_keys(k));
     SELECT * INTO p FROM ledger.products WHERE store_code = p_store_code AND product_id = p_product_id;
     IF FOUND AND p.product_type = p_product_type AND p.price IS NOT DISTINCT FROM p_price
        AND p.currency IS NOT DISTINCT FROM p_currency THEN

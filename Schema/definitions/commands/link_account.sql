@@ -6,13 +6,17 @@ LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit 
 DECLARE
     v_user text;
     v_pos  bigint;
+    k      ledger.command;
 BEGIN
     IF coalesce(p_store_code, '') NOT IN ('AS', 'GG') THEN
         RETURN ledger.rejected('UNKNOWN_STORE', format('unknown store %s', p_store_code));
     ELSIF coalesce(p_user_id, '') = '' OR coalesce(p_token, '') = '' THEN
         RETURN ledger.rejected('INVALID_INPUT', 'userId and appAccountToken are required');
     END IF;
-    PERFORM pg_advisory_xact_lock(hashtextextended('account:' || p_store_code || ':' || p_token, 0));
+    k.kind := 'accountLink';
+    k.store_code := p_store_code;
+    k.app_account_token := p_token;
+    PERFORM ledger.lock_keys(ledger.command_lock_keys(k));
     SELECT user_id INTO v_user FROM ledger.account_links WHERE store_code = p_store_code AND app_account_token = p_token;
     IF v_user = p_user_id THEN
         RETURN ROW('duplicate', NULL, NULL, NULL, NULL, NULL, NULL)::ledger.command_result;

@@ -17,14 +17,15 @@ DECLARE
     r         ledger.command_result;
     v_pos     bigint;
     v_job     jsonb := n->'job';
-    v_lineage text;
 BEGIN
     n := n - 'job';
     IF coalesce(v_store, '') NOT IN ('AS', 'GG') OR coalesce(v_id, '') = '' OR n->>'effect' IS NULL
        OR n->>'effectiveAt' IS NULL THEN
         RETURN ledger.rejected('INVALID_INPUT', 'notification: storeCode, notificationId, effect and effectiveAt are required');
     END IF;
-    PERFORM pg_advisory_xact_lock(hashtextextended('notification:' || v_store || ':' || v_id, 0));
+    -- Its keys, all at once in the one order (ledger.notification_lock_keys: the id; for an
+    -- effect, what parking and releasing it hold).
+    PERFORM ledger.lock_keys(ledger.notification_lock_keys(n));
     IF EXISTS (SELECT FROM ledger.notifications WHERE store_code = v_store AND notification_id = v_id) THEN
         RETURN ROW('duplicate', NULL, NULL, NULL, NULL, NULL, NULL)::ledger.command_result;
     END IF;
@@ -38,26 +39,6 @@ BEGIN
         v_outcome := 'asked';
         r := ROW('recorded', NULL, NULL, NULL, NULL, NULL, NULL)::ledger.command_result;
     ELSE
-        -- Parking and releasing hold the locks of what they wait for, in the ledger's one lock
-        -- order (lock_keys): account link; payment, store transaction, lineage; Google token.
-        IF v_store = 'AS' THEN
-            PERFORM ledger.lock_keys(ARRAY['account:AS:' || (n->>'appAccountToken'),
-                                           'payment:' || (n->>'transactionId'),
-                                           'transaction:AS:' || (n->>'transactionId'),
-                                           'lineage:AS:' || coalesce(n->>'originalTransactionId', n->>'transactionId')]);
-        ELSIF n->>'effect' = 'learnedPayment' THEN
-            -- The lineage is read before its lock is taken, so that every key is taken in order.
-            SELECT lineage_id INTO v_lineage FROM ledger.payments
-             WHERE store_code = 'GG' AND token_sha256 = decode(n->>'purchaseTokenSha256', 'hex')
-             ORDER BY purchase_time DESC LIMIT 1;
-            PERFORM ledger.lock_keys(ARRAY['account:GG:' || (n->>'appAccountToken'),
-                                           'payment:' || (n->'payment'->>'transactionId'),
-                                           'transaction:GG:' || (n->'payment'->>'transactionId'),
-                                           'lineage:GG:' || coalesce(v_lineage, n->>'originalTransactionId'),
-                                           'token:' || (n->>'purchaseTokenSha256')]);
-        ELSIF n->>'effect' <> 'payment' THEN
-            PERFORM ledger.lock_keys(ARRAY['token:' || (n->>'purchaseTokenSha256')]);
-        END IF;
         v_owner := ledger.notification_owner(n);
         IF v_owner IS NULL THEN
             v_outcome := 'parked';

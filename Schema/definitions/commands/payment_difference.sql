@@ -12,8 +12,8 @@ BEGIN
             WHEN p.price IS DISTINCT FROM (d->>'price')::numeric THEN 'price'
             WHEN p.currency IS DISTINCT FROM d->>'currency' THEN 'currency'
             WHEN p.transaction_id IS DISTINCT FROM d->>'transactionId' THEN 'transactionId'
-            WHEN coalesce(p.original_transaction_id, p.transaction_id)
-                 IS DISTINCT FROM coalesce(d->>'originalTransactionId', d->>'transactionId') THEN 'originalTransactionId'
+            WHEN ledger.lineage_id(p.original_transaction_id, p.transaction_id)
+                 IS DISTINCT FROM ledger.lineage_id(d->>'originalTransactionId', d->>'transactionId') THEN 'originalTransactionId'
             WHEN p.purchase_time IS DISTINCT FROM (d->>'purchaseTime')::timestamptz THEN 'purchaseTime'
             WHEN p.expiry_time IS DISTINCT FROM (d->>'expiryTime')::timestamptz THEN 'expiryTime'
             WHEN p.payload IS DISTINCT FROM ledger.payload_bytes(d) THEN 'payload'

@@ -12,7 +12,13 @@ DECLARE
     v_message  text;
     v_recorded text[];
     v_pos      bigint;
+    k          ledger.command;
 BEGIN
+    k.kind := 'restore';
+    k.user_id := p_user_id;
+    k.store_code := p_store_code;
+    k.data := p_items;
+    PERFORM ledger.lock_keys(ledger.command_lock_keys(k));
     -- CONTRACT.md §2.3: every item is the restoring user's, on the restore's store. The items
     -- before the first that is not are recorded (a batch, apply_payments); the first refusal,
     -- of an item or of that one, refuses the restore, and nothing it wrote is kept.

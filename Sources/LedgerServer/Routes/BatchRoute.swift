@@ -8,7 +8,7 @@ import Postgres
 import PurchaseLedger
 
 /// `POST /v1/batch` (role `writer`): an NDJSON body applied exactly as `ledger ingest` applies a
-/// file, on one pooled connection, in pipelined transactions of `batchSize` lines. The body is
+/// file (``Ledger/withIngestor(batchSize:_:)``), on one pooled connection, in transactions of `batchSize` lines. The body is
 /// read as it arrives: lines are applied batch by batch while the rest is still coming (the
 /// server holds the unfinished line, a batch and about `bodyBufferBytes` of what follows, never
 /// the body). The answer streams one result line per input line (`{"line":1,"status":"recorded",…}`),
@@ -50,18 +50,12 @@ struct BatchRoute {
         // server reads what is left of the body once the answer ended, and must not while the
         // feeding task still does.
         let (fed, feeding) = AsyncStream.makeStream(of: Never.self)
-        let (ledger, metrics, stores, batchSize) = (self.ledger, self.metrics, ledger.stores, self.batchSize)
+        let (ledger, metrics, batchSize) = (self.ledger, self.metrics, self.batchSize)
         Task {
             do {
-                try await ledger.pool.withConnection { connection in
+                try await ledger.withIngestor(batchSize: batchSize) { ingestor in
                     start.yield(.success(()))
                     start.finish()
-                    var handed = false
-                    var ingestor = Ingestor(batchSize: batchSize, stores: stores) {
-                        guard !handed else { throw BatchConnectionLost() }
-                        handed = true
-                        return connection
-                    }
                     var lines = BodyLines(pipe)
                     var chunk = ""
                     _ = try ingestor.run(&lines, report: { result in
@@ -148,5 +142,3 @@ struct BatchRoute {
     }
 }
 
-/// The ingestor asked for a second connection: the pooled one was lost mid-batch.
-struct BatchConnectionLost: Error {}

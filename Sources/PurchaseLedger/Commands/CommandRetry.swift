@@ -1,20 +1,47 @@
 import Logging
 import Postgres
 
-/// When a command (or a batch of them) may run again after an error: the one rule that
-/// `ledger ingest` (``Ingestor``) and the library (``Ledger/execute(_:)``) share.
+/// What happens to commands (a batch of them, or a job's finish) after an error: the one policy
+/// of the write path, which the library (``Ledger/execute(_:)``), `ledger ingest` and `POST
+/// /v1/batch` (``Ingestor``) and the store jobs' finish share.
 ///
 /// A deadlock, a serialization failure or a statement prepared before the schema changed
 /// committed nothing: running it again is safe for any command. A lost connection may have
 /// committed or not: only idempotent commands run again (a consume does not: its outcome would
 /// become `alreadyConsumed`, and the caller could not tell whether it consumed).
 enum CommandRetry {
-    /// Attempts in all for one library call, the first one included (ingest has its own
-    /// `maxRetries`).
+    /// Attempts in all, the first one included (``Ingestor/maxRetries`` + 1 for an ingest).
     static let maxAttempts = 20
 
     /// After this many deadlocks in a row, `ledger ingest` runs a batch as two halves.
     static let deadlocksBeforeSplit = 3
+
+    /// What to do after attempt `attempt` (1 for the first) failed with `error`.
+    enum Next: Equatable {
+        /// Run the same commands again, after `pause` seconds.
+        case retry(pause: Double)
+        /// Run them again as two halves, each a transaction of its own, in order: the server's
+        /// lock table was full (each command holds a few transaction locks until its batch
+        /// commits), or the batch deadlocked again and again (a batch takes its keys in the one
+        /// global order, so only locks no key foresaw, such as a payment named by an alias or the
+        /// parked notifications a command releases, can deadlock; smaller batches hold fewer).
+        case split
+        /// Give up: the error is the commands' answer (the library then runs each command of a
+        /// batch on its own, so that the error reaches only the command that causes it).
+        case fail
+    }
+
+    /// The policy: a full lock table splits a batch; a deadlock, a serialization failure or a
+    /// stale prepared statement runs it again at once, and a lost connection after a pause
+    /// (only when every command is idempotent), up to `maxAttempts`; three deadlocks in a row
+    /// split it.
+    static func next(after error: PostgresError, lost: Bool, attempt: Int, commands: Int, idempotent: Bool,
+                     maxAttempts: Int = maxAttempts) -> Next {
+        if error.sqlState == .outOfSharedMemory && commands > 1 { return .split }
+        guard attempt < maxAttempts, mayRetry(error, lost: lost, idempotent: idempotent) else { return .fail }
+        if error.sqlState == .deadlockDetected && attempt >= deadlocksBeforeSplit && commands > 1 { return .split }
+        return .retry(pause: lost ? pause(afterLostConnection: attempt) : 0)
+    }
 
     /// The error is the connection's, not the statement's: the connection is not used again.
     static func isLostConnection(_ error: PostgresError, on connection: Connection?) -> Bool {
@@ -49,10 +76,17 @@ enum CommandRetry {
         }
     }
 
+    /// Tells the operator that a batch runs as two smaller ones.
+    static func logSplit(_ logger: Logger, after error: PostgresError, attempt: Int, commands: Int) {
+        logger.notice("running the batch as two smaller ones after \(reason(error))",
+                      metadata: ["commands": "\(commands)", "attempt": "\(attempt)", "error": "\(error)"])
+    }
+
     private static func reason(_ error: PostgresError) -> String {
         if error.sqlState == .deadlockDetected { return "a deadlock" }
         if error.sqlState == .serializationFailure { return "a serialization failure" }
         if error.isStalePreparedStatement { return "a schema change under a prepared statement" }
+        if error.sqlState == .outOfSharedMemory { return "the server's lock table filled up" }
         return "a lost connection"
     }
 }

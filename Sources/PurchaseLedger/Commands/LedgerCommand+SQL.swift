@@ -4,95 +4,73 @@ import Postgres
 import LedgerJSON
 
 extension LedgerCommand {
-    /// The one statement that runs the command in the database (Schema/definitions/commands).
-    /// `now` stands in for an absent time.
-    func statement(now: Date) -> SQL {
-        let columns = Self.resultColumns
+    /// The command in the typed form the database takes, `ledger.command`
+    /// (Schema/migrations/0007_command_type.sql): its kind and the fields that kind reads, in the
+    /// type's column order; `now` stands in for an absent time.
+    func composite(now: Date) throws -> PostgresComposite {
+        var c = Fields()
         switch self {
-        case .record(let payment, let kind) where payment.storeCheck != nil:
-            // With its job: as a set of one, whose items carry jobs.
-            return "SELECT \(unsafeSQL: columns) FROM ledger.record_payments(\(JSONB(text: Payment.items([(payment, kind)])))::jsonb)"
         case .record(let payment, let kind):
-            return "SELECT \(unsafeSQL: columns) FROM ledger.record_payment(\(kind.rawValue), \(JSONB(text: payment.commandFields()))::jsonb)"
+            c.kind = kind.rawValue
+            c.data = JSONB(text: payment.commandFields())
+            c.job = payment.storeCheck.map { job in
+                var writer = JSONWriter()
+                job.write(into: &writer)
+                return JSONB(text: writer.string)
+            }
         case .consume(let seq, let user, let token, let time):
-            let digest = token.map { Array(SHA256.hash(data: Array($0.utf8))) }
-            return "SELECT \(unsafeSQL: columns) FROM ledger.consume(\(seq), \(user), \(digest)::bytea, \(time ?? now)::timestamptz)"
+            c.kind = "consume"
+            (c.paymentSeq, c.userId, c.at) = (seq, user, time ?? now)
+            c.tokenSha256 = token.map { Array(SHA256.hash(data: Array($0.utf8))) }
         case .refund(let seq, let time, let reason):
-            return "SELECT \(unsafeSQL: columns) FROM ledger.refund(\(seq), \(time ?? now)::timestamptz, \(reason)::text)"
+            c.kind = "refund"
+            (c.paymentSeq, c.at, c.reason) = (seq, time ?? now, reason)
         case .cancel(let store, let original, let time):
-            return "SELECT \(unsafeSQL: columns) FROM ledger.cancel(\(store.rawValue), \(original), \(time ?? now)::timestamptz)"
+            c.kind = "cancel"
+            (c.storeCode, c.originalTransactionId, c.at) = (store.rawValue, original, time ?? now)
         case .notification(let notification):
-            return "SELECT \(unsafeSQL: columns) FROM ledger.notify(\(JSONB(text: notification.eventData()))::jsonb)"
+            c.kind = "notification"
+            c.data = JSONB(text: notification.eventData())
         case .product(let store, let product, let type, let price, let currency):
-            return "SELECT \(unsafeSQL: columns) FROM ledger.declare_product(\(store.rawValue), \(product), \(type.rawValue), \(price?.description)::numeric, \(currency)::text)"
+            c.kind = "product"
+            (c.storeCode, c.productId, c.productType, c.currency) = (store.rawValue, product, type.rawValue, currency)
+            c.price = price.map { PostgresValue.text($0.description) }
         case .accountLink(let user, let store, let token):
-            return "SELECT \(unsafeSQL: columns) FROM ledger.link_account(\(user), \(store.rawValue), \(token))"
+            c.kind = "accountLink"
+            (c.userId, c.storeCode, c.appAccountToken) = (user, store.rawValue, token)
         case .restore(let user, let store, let time, let purchases):
-            let items = Payment.items(purchases.map { ($0, $0.isRenewal ? PaymentKind.renewal : .purchase) })
-            return "SELECT \(unsafeSQL: columns) FROM ledger.restore(\(user), \(store.rawValue), \(time ?? now)::timestamptz, \(JSONB(text: items))::jsonb)"
+            c.kind = "restore"
+            (c.userId, c.storeCode, c.at) = (user, store.rawValue, time ?? now)
+            c.data = JSONB(text: Payment.items(purchases.map { ($0, $0.isRenewal ? PaymentKind.renewal : .purchase) }))
         }
+        return try PostgresComposite([c.kind, c.data, c.job, c.paymentSeq, c.userId, c.storeCode, c.tokenSha256, c.at,
+                                      c.reason, c.originalTransactionId, c.productId, c.productType, c.price, c.currency,
+                                      c.appAccountToken])
+    }
+
+    /// The columns of `ledger.command`.
+    private struct Fields {
+        var kind = ""
+        var data: JSONB?
+        var job: JSONB?
+        var paymentSeq: String?
+        var userId: String?
+        var storeCode: String?
+        var tokenSha256: [UInt8]?
+        var at: Date?
+        var reason: String?
+        var originalTransactionId: String?
+        var productId: String?
+        var productType: String?
+        var price: PostgresValue?
+        var currency: String?
+        var appAccountToken: String?
     }
 
     /// The columns of a `ledger.command_result` that ``outcome(from:)`` reads.
     static let resultColumns = "status, code, message, payment_seq, consumed_at, to_json(recorded)::text AS recorded, to_json(payments)::text AS payments"
 
-    /// A purchase or a renewal: in a batch, recorded with the other payments of its round.
-    package var isPayment: Bool {
-        if case .record = self { true } else { false }
-    }
-
-    /// A consume: in a batch, run with the other consumes of its round as one set.
-    package var isConsume: Bool {
-        if case .consume = self { true } else { false }
-    }
-
-    /// Consumes as one statement, `ledger.consume_batch`: the items it takes are each consume's
-    /// name, user, token digest (hex) and time (`now` for an absent one), as `ledger.consume`
-    /// takes them one by one. Commands other than consumes are left out.
-    static func consumeBatchStatement(_ consumes: [LedgerCommand], now: Date) -> SQL {
-        var items = JSONWriter()
-        items.beginArray()
-        for case .consume(let seq, let user, let token, let time) in consumes {
-            let at = time ?? now
-            guard case .text(let text)? = try? at.postgresValue() else {
-                // A time PostgreSQL cannot hold fails the statement when it runs, as the
-                // consume's own statement would.
-                return "SELECT \(at)::timestamptz"
-            }
-            items.beginObject()
-            items.field("paymentSeq", seq)
-            items.field("userId", user)
-            items.field("purchaseTokenSha256", token.map { SHA256.lowercaseHex(of: Array($0.utf8)) })
-            items.field("time", text)
-            items.endObject()
-        }
-        items.endArray()
-        return "SELECT \(unsafeSQL: resultColumns) FROM ledger.consume_batch(\(JSONB(text: items.string))::jsonb)"
-    }
-
-    /// A consume or a refund: in a batch, it keeps its order among the others of these kinds
-    /// (either may name its payment by an alias, a key no command foresees). A cancel names its
-    /// lineage itself and reads only what its lineage key guards (the lineage, its payments, its
-    /// auto-renew changes), so it needs no order beyond its key's: it no longer splits the rounds
-    /// of the consumes and refunds around it.
-    package var keepsOrder: Bool {
-        switch self {
-        case .consume, .refund: true
-        default: false
-        }
-    }
-
-    /// A command whose outcome reads more than its ``lockKeys`` name (a restore lists the user's
-    /// subscription payments; a notification, a product or an account link changes how later
-    /// commands read): in a batch, it runs after every earlier command and before every later one.
-    package var isBarrier: Bool {
-        switch self {
-        case .restore, .notification, .product, .accountLink: true
-        case .record, .consume, .refund, .cancel: false
-        }
-    }
-
-    /// Reads the row that `statement(now:)` returns.
+    /// Reads the row that `ledger.execute_commands` returns for the command.
     func outcome(from row: Row) throws -> CommandOutcome {
         let status = try row.decode("status", as: String.self)
         if status == "rejected" {
@@ -125,7 +103,7 @@ extension LedgerCommand {
 }
 
 extension Payment {
-    /// The payment as the command the database takes (`ledger.record_payment`, a restore's
+    /// The payment as the command the database takes (`ledger.command`'s data, a restore's
     /// items): every field under its contract name, the token only as its SHA-256 digest, times
     /// in UTC with microseconds, and a payload that jsonb cannot hold (it contains U+0000) as
     /// `payloadBase64`. The event's data is not written here: `ledger.payment_event` builds it

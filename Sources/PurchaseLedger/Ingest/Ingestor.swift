@@ -121,9 +121,9 @@ public struct Ingestor {
         }
     }
 
-    /// Runs the commands in one transaction; retries the whole batch after a deadlock or a
-    /// serialization failure (nothing of it was committed), and after a lost connection only
-    /// when every command in it is idempotent.
+    /// Runs the commands in one transaction, under the write path's retry policy
+    /// (``CommandRetry/next(after:lost:attempt:commands:idempotent:maxAttempts:)``); an error it
+    /// gives up on is thrown: the lines of the batch get no result.
     private mutating func execute(_ commands: [LedgerCommand], _ summary: inout Summary) throws -> [CommandOutcome] {
         guard !commands.isEmpty else { return [] }
         let commands = commands.map { $0.askingStores(stores) }
@@ -135,34 +135,25 @@ public struct Ingestor {
                 let outcomes = try conn.executeBatch(commands)
                 statistics.committed(commands.count, on: conn, logger: logger)
                 return outcomes
-            } catch let error as PostgresError where error.sqlState == .outOfSharedMemory && commands.count > 1 {
-                // The server's lock table is full (each line holds a few transaction locks until
-                // its batch commits): nothing was committed; run the batch as two smaller ones.
-                summary.retries += 1
-                logger.notice("the server's lock table is full: running the batch as two smaller ones",
-                              metadata: ["commands": "\(commands.count)"])
-                return try executeInHalves(commands, &summary)
             } catch let error as PostgresError {
                 let lost = CommandRetry.isLostConnection(error, on: connection)
                 if lost {
                     connection?.close()
                     connection = nil
                 }
-                guard attempt <= maxRetries,
-                      CommandRetry.mayRetry(error, lost: lost, idempotent: commands.allSatisfy(\.isIdempotent)) else {
+                switch CommandRetry.next(after: error, lost: lost, attempt: attempt, commands: commands.count,
+                                         idempotent: commands.allSatisfy(\.isIdempotent), maxAttempts: maxRetries + 1) {
+                case .fail:
                     throw error
-                }
-                summary.retries += 1
-                if error.sqlState == .deadlockDetected && attempt >= CommandRetry.deadlocksBeforeSplit && commands.count > 1 {
-                    // A batch takes its keys in the one global order, so only locks no key
-                    // foresaw (a payment named by an alias, parked notifications a command
-                    // releases) can deadlock; smaller batches hold fewer of them at once.
-                    logger.notice("deadlocks again: running the batch as two smaller ones",
-                                  metadata: ["commands": "\(commands.count)", "attempt": "\(attempt)"])
+                case .split:
+                    summary.retries += 1
+                    CommandRetry.logSplit(logger, after: error, attempt: attempt, commands: commands.count)
                     return try executeInHalves(commands, &summary)
+                case .retry(let pause):
+                    summary.retries += 1
+                    CommandRetry.logRetry(logger, after: error, lost: lost, attempt: attempt, commands: commands.count)
+                    if pause > 0 { Thread.sleep(forTimeInterval: pause) }
                 }
-                CommandRetry.logRetry(logger, after: error, lost: lost, attempt: attempt, commands: commands.count)
-                if lost { Thread.sleep(forTimeInterval: CommandRetry.pause(afterLostConnection: attempt)) }
             }
         }
     }
@@ -180,3 +171,28 @@ public struct Ingestor {
         return fresh
     }
 }
+
+extension Ledger {
+    /// Runs `body` with an ``Ingestor`` for this ledger (its stores and logger, the write path's
+    /// retry policy) on one pooled connection, held until `body` returns: how `POST /v1/batch`
+    /// applies a body exactly as `ledger ingest` applies a file. `body` starts once the
+    /// connection is had. A connection lost during the run is not replaced (the lines already
+    /// sent may or may not have applied): the ingestor's next batch throws
+    /// ``IngestConnectionLost``.
+    public func withIngestor<T: Sendable>(batchSize: Int,
+                                          _ body: @escaping @Sendable (inout Ingestor) throws -> T) async throws -> T {
+        let (stores, logger) = (self.stores, self.logger)
+        return try await pool.withConnection { connection in
+            var handed = false
+            var ingestor = Ingestor(batchSize: batchSize, stores: stores, logger: logger) {
+                guard !handed else { throw IngestConnectionLost() }
+                handed = true
+                return connection
+            }
+            return try body(&ingestor)
+        }
+    }
+}
+
+/// The connection of ``Ledger/withIngestor(batchSize:_:)`` was lost during the run.
+public struct IngestConnectionLost: Error, Sendable {}

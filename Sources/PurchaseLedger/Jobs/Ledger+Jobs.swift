@@ -123,13 +123,28 @@ extension Ledger {
         w.endArray()
         let followJSON = w.string
         let effectJSON = effect.map { JSONB(text: $0.eventData()) }
-        return try await pool.withConnection { connection in
-            let row = try connection.query("""
-                SELECT status, code, message, payment_seq
-                  FROM ledger.finish_job(\(job.id), \(job.attempt), \(effectJSON)::jsonb, \(JSONB(text: followJSON))::jsonb)
-                """)[0]
-            return FinishedJob(status: try row.decode("status"), code: try row.decode("code"),
-                               message: try row.decode("message"), paymentSeq: try row.decode("payment_seq"))
+        // Under the write path's retry policy: a deadlock or a serialization failure (nothing
+        // committed) finishes again at once; a lost connection is the job's error (the finish
+        // may have committed: the job's lease decides), retried with the job's backoff.
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                return try await pool.withConnection { connection in
+                    let row = try connection.query("""
+                        SELECT status, code, message, payment_seq
+                          FROM ledger.finish_job(\(job.id), \(job.attempt), \(effectJSON)::jsonb, \(JSONB(text: followJSON))::jsonb)
+                        """)[0]
+                    return FinishedJob(status: try row.decode("status"), code: try row.decode("code"),
+                                       message: try row.decode("message"), paymentSeq: try row.decode("payment_seq"))
+                }
+            } catch let error as PostgresError {
+                let lost = CommandRetry.isLostConnection(error, on: nil)
+                guard case .retry = CommandRetry.next(after: error, lost: lost, attempt: attempt, commands: 1, idempotent: false) else {
+                    throw error
+                }
+                CommandRetry.logRetry(logger, after: error, lost: lost, attempt: attempt, commands: 1)
+            }
         }
     }
 
