@@ -74,10 +74,14 @@ struct LegacyAdoptionTests {
                 // One command per transaction, each run by that release's own function: the entry
                 // point that today's library calls (ledger.execute_commands and its type) is put
                 // in front of them for the writes and taken away before the migration, and a
-                // lone command is what it hands straight to the command's function.
-                try Self.withEntryPoint(c) {
-                    let outcomes = try c.ingest(Array(DemoGenerator(seed: 5, users: 30)), batchSize: 1)
-                    #expect(outcomes.contains { $0.status == .consumed })
+                // lone command is what it hands straight to the command's function. (On a
+                // connection of their own: its statements were prepared with a type that the
+                // migration makes again.)
+                try db.withConnection { w throws in
+                    try Self.withEntryPoint(w) {
+                        let outcomes = try w.ingest(Array(DemoGenerator(seed: 5, users: 30)), batchSize: 1)
+                        #expect(outcomes.contains { $0.status == .consumed })
+                    }
                 }
                 let events = try c.count("SELECT count(*) FROM ledger.events")
                 let before = try Self.answers(c)

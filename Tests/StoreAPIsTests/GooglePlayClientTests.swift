@@ -263,7 +263,7 @@ import Testing
     }
 
     @Test func aDelayBeyondTheTimeoutIsARetryableTimeout() async throws {
-        let faults: [[String: Any]] = [["method": "GET", "pathRegex": "subscriptionsv2/", "responses": [["delaySeconds": 3]]]]
+        let faults: [[String: Any]] = [["method": "GET", "pathRegex": "subscriptionsv2/", "responses": [["delaySeconds": 10]]]]
         try await withFake(Self.state(faults: faults), configuration: .init(requestTimeout: .seconds(1))) { fake, http in
             let client = GooglePlayClient(account: try fake.serviceAccount(), baseURL: fake.baseURL, http: http)
             // The token first (the fault is on subscriptionsv2 only), so that only the slow call is timed.
@@ -273,7 +273,8 @@ import Testing
                 _ = try await client.subscriptionV2(packageName: Self.package, token: "gtok-1")
             }
             #expect(error.kind == .timeout && error.isRetryable)
-            #expect(ContinuousClock.now - started < .seconds(2.9))
+            // Well before the store's answer (10 s), with room for a loaded machine.
+            #expect(ContinuousClock.now - started < .seconds(8))
         }
     }
 

@@ -23,98 +23,103 @@
 -- every earlier span of its lineage ended.
 --
 -- Every statement is set-based, joins included: a rebuild's replay loads without the secondary
--- indexes, where a lookup per billing state (the next state, the lineage's payments) scanned
+-- indexes, where a lookup per billing state (the next state, the lineage's payments) would scan
 -- every payment for each one.
 CREATE OR REPLACE FUNCTION ledger.install_entitled_spans(target text)
 RETURNS void
-LANGUAGE plpgsql AS $install$
+LANGUAGE plpgsql
+-- The caller's search_path comes back at exit (the body sets the target's).
+SET search_path = pg_catalog, pg_temp
+AS $install$
 BEGIN
-    EXECUTE format($fn$
-        -- Generic plans, no sequential scans, no JIT: as project_range (install_project_range.sql).
-        CREATE OR REPLACE FUNCTION %1$I.refresh_spans(span_stores text[], span_lineages text[])
-        RETURNS void
-        LANGUAGE plpgsql
-        SET plan_cache_mode = force_generic_plan
-        SET jit = off
-        SET enable_seqscan = off
-        AS $body$
-        BEGIN
-            DELETE FROM %1$I.entitled_spans s
-             USING unnest(span_stores, span_lineages) t(store_code, lineage_id)
-             WHERE s.store_code = t.store_code AND s.lineage_id = t.lineage_id;
+    -- Static SQL, the same text in every schema: created in the target, whose projection
+    -- tables the unqualified names are (SET search_path FROM CURRENT; install_project_range.sql).
+    PERFORM set_config('search_path', format('%I, pg_catalog, pg_temp', target), true);
+    -- Generic plans, no sequential scans, no JIT: as project_range (install_project_range.sql).
+    CREATE OR REPLACE FUNCTION refresh_spans(span_stores text[], span_lineages text[])
+    RETURNS void
+    LANGUAGE plpgsql
+    SET search_path FROM CURRENT
+    SET plan_cache_mode = force_generic_plan
+    SET jit = off
+    SET enable_seqscan = off
+    AS $body$
+    BEGIN
+        DELETE FROM entitled_spans s
+         USING unnest(span_stores, span_lineages) t(store_code, lineage_id)
+         WHERE s.store_code = t.store_code AND s.lineage_id = t.lineage_id;
 
-            INSERT INTO %1$I.entitled_spans (store_code, lineage_id, with_sandbox, n, product_id, starts_at, ends_at,
-                                             interval_start, ends_so_far, natural_end_so_far, billing_end_so_far,
-                                             next_start)
-            SELECT o.store_code, o.lineage_id, o.with_sandbox, row_number() OVER w, o.product_id, o.starts_at, o.ends_at,
-                   max(CASE WHEN o.opens THEN o.starts_at END) OVER w,
-                   max(o.ends_at) OVER w,
-                   max(o.ends_at) FILTER (WHERE o.cause = 'expiry') OVER w,
-                   max(o.ends_at) FILTER (WHERE o.cause = 'billing') OVER w,
-                   CASE WHEN NOT coalesce(lead(o.opens) OVER w, true) THEN lead(o.starts_at) OVER w END
-              FROM (SELECT s.*,
-                           coalesce(s.starts_at > max(s.ends_at) OVER (PARTITION BY s.store_code, s.lineage_id, s.with_sandbox
-                                                                     ORDER BY s.starts_at, s.ends_at, s.product_id, s.cause
-                                                                     ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING),
-                                    true) AS opens
-                      FROM (SELECT p.store_code, p.lineage_id, v.with_sandbox, p.product_id, s.starts_at, s.ends_at,
-                                   CASE WHEN s.ends_at < e.ends_at THEN 'refund' ELSE 'expiry' END AS cause
-                              FROM unnest(span_stores, span_lineages) t(store_code, lineage_id)
-                              JOIN %1$I.payments p ON p.store_code = t.store_code AND p.lineage_id = t.lineage_id
-                             CROSS JOIN (VALUES (false), (true)) v(with_sandbox)
-                             CROSS JOIN LATERAL (
-                                   SELECT p.purchase_time, least(p.expiry_time, p.extended_at)
-                                   UNION ALL
-                                   SELECT greatest(p.purchase_time, p.extended_at), p.extended_expiry_time
-                                    WHERE p.extended_at IS NOT NULL
-                                   ) e(starts_at, ends_at)
-                             CROSS JOIN LATERAL (
-                                   SELECT e.starts_at, least(e.ends_at, p.refunded_at, p.reversed_refund_at)
-                                   UNION ALL
-                                   SELECT greatest(e.starts_at, p.refund_reversed_at), least(e.ends_at, p.refunded_at)
-                                    WHERE p.reversed_refund_at IS NOT NULL
-                                   ) s(starts_at, ends_at)
-                             WHERE (v.with_sandbox OR NOT p.sandbox_payment)
-                               AND s.ends_at > s.starts_at
-                            UNION ALL
-                            -- Set-based, without a lookup per billing state: a replay loads
-                            -- without indexes, where each lookup scanned every payment.
-                            SELECT g.store_code, g.original_transaction_id, v.with_sandbox, l.product_id,
-                                   greatest(g.changed_at, q.first_purchase),
-                                   coalesce(least(g.grace_expires_at, g.next_changed_at, q.first_renewal), 'infinity'),
-                                   'billing'
-                              FROM (SELECT b.*, lead(b.changed_at) OVER (PARTITION BY b.store_code, b.original_transaction_id
-                                                                         ORDER BY b.changed_at, b.position) AS next_changed_at
-                                      FROM unnest(span_stores, span_lineages) t(store_code, lineage_id)
-                                      JOIN %1$I.billing_states b
-                                        ON b.store_code = t.store_code AND b.original_transaction_id = t.lineage_id) g
-                              JOIN %1$I.lineages l
-                                ON l.store_code = g.store_code AND l.original_transaction_id = g.original_transaction_id
-                              JOIN (SELECT b.store_code, b.original_transaction_id, b.position,
-                                           min(r.purchase_time) AS first_purchase,
-                                           min(r.purchase_time) FILTER (WHERE r.transaction_id <> r.lineage_id
-                                                                          AND r.purchase_time > b.changed_at) AS first_renewal,
-                                           bool_or(NOT r.sandbox_payment) AS live
-                                      FROM unnest(span_stores, span_lineages) t(store_code, lineage_id)
-                                      JOIN %1$I.billing_states b
-                                        ON b.store_code = t.store_code AND b.original_transaction_id = t.lineage_id
-                                      JOIN %1$I.payments r
-                                        ON r.store_code = b.store_code AND r.lineage_id = b.original_transaction_id
-                                     WHERE b.state = 'inGracePeriod'
-                                     GROUP BY b.store_code, b.original_transaction_id, b.position) q
-                                ON q.store_code = g.store_code AND q.original_transaction_id = g.original_transaction_id
-                               AND q.position = g.position
-                             CROSS JOIN (VALUES (false), (true)) v(with_sandbox)
-                             WHERE g.state = 'inGracePeriod'
-                               AND (v.with_sandbox OR q.live)
-                               AND coalesce(least(g.grace_expires_at, g.next_changed_at, q.first_renewal), 'infinity')
-                                   > greatest(g.changed_at, q.first_purchase)) s) o
-            WINDOW w AS (PARTITION BY o.store_code, o.lineage_id, o.with_sandbox
-                         ORDER BY o.starts_at, o.ends_at, o.product_id, o.cause ROWS UNBOUNDED PRECEDING);
-        END
-        $body$;
-        REVOKE ALL ON FUNCTION %1$I.refresh_spans(text[], text[]) FROM PUBLIC;
-    $fn$, target);
+        INSERT INTO entitled_spans (store_code, lineage_id, with_sandbox, n, product_id, starts_at, ends_at,
+                                         interval_start, ends_so_far, natural_end_so_far, billing_end_so_far,
+                                         next_start)
+        SELECT o.store_code, o.lineage_id, o.with_sandbox, row_number() OVER w, o.product_id, o.starts_at, o.ends_at,
+               max(CASE WHEN o.opens THEN o.starts_at END) OVER w,
+               max(o.ends_at) OVER w,
+               max(o.ends_at) FILTER (WHERE o.cause = 'expiry') OVER w,
+               max(o.ends_at) FILTER (WHERE o.cause = 'billing') OVER w,
+               CASE WHEN NOT coalesce(lead(o.opens) OVER w, true) THEN lead(o.starts_at) OVER w END
+          FROM (SELECT s.*,
+                       coalesce(s.starts_at > max(s.ends_at) OVER (PARTITION BY s.store_code, s.lineage_id, s.with_sandbox
+                                                                 ORDER BY s.starts_at, s.ends_at, s.product_id, s.cause
+                                                                 ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING),
+                                true) AS opens
+                  FROM (SELECT p.store_code, p.lineage_id, v.with_sandbox, p.product_id, s.starts_at, s.ends_at,
+                               CASE WHEN s.ends_at < e.ends_at THEN 'refund' ELSE 'expiry' END AS cause
+                          FROM unnest(span_stores, span_lineages) t(store_code, lineage_id)
+                          JOIN payments p ON p.store_code = t.store_code AND p.lineage_id = t.lineage_id
+                         CROSS JOIN (VALUES (false), (true)) v(with_sandbox)
+                         CROSS JOIN LATERAL (
+                               SELECT p.purchase_time, least(p.expiry_time, p.extended_at)
+                               UNION ALL
+                               SELECT greatest(p.purchase_time, p.extended_at), p.extended_expiry_time
+                                WHERE p.extended_at IS NOT NULL
+                               ) e(starts_at, ends_at)
+                         CROSS JOIN LATERAL (
+                               SELECT e.starts_at, least(e.ends_at, p.refunded_at, p.reversed_refund_at)
+                               UNION ALL
+                               SELECT greatest(e.starts_at, p.refund_reversed_at), least(e.ends_at, p.refunded_at)
+                                WHERE p.reversed_refund_at IS NOT NULL
+                               ) s(starts_at, ends_at)
+                         WHERE (v.with_sandbox OR NOT p.sandbox_payment)
+                           AND s.ends_at > s.starts_at
+                        UNION ALL
+                        -- Set-based, without a lookup per billing state: a replay loads
+                        -- without indexes, where each lookup would scan every payment.
+                        SELECT g.store_code, g.original_transaction_id, v.with_sandbox, l.product_id,
+                               greatest(g.changed_at, q.first_purchase),
+                               coalesce(least(g.grace_expires_at, g.next_changed_at, q.first_renewal), 'infinity'),
+                               'billing'
+                          FROM (SELECT b.*, lead(b.changed_at) OVER (PARTITION BY b.store_code, b.original_transaction_id
+                                                                     ORDER BY b.changed_at, b.position) AS next_changed_at
+                                  FROM unnest(span_stores, span_lineages) t(store_code, lineage_id)
+                                  JOIN billing_states b
+                                    ON b.store_code = t.store_code AND b.original_transaction_id = t.lineage_id) g
+                          JOIN lineages l
+                            ON l.store_code = g.store_code AND l.original_transaction_id = g.original_transaction_id
+                          JOIN (SELECT b.store_code, b.original_transaction_id, b.position,
+                                       min(r.purchase_time) AS first_purchase,
+                                       min(r.purchase_time) FILTER (WHERE r.transaction_id <> r.lineage_id
+                                                                      AND r.purchase_time > b.changed_at) AS first_renewal,
+                                       bool_or(NOT r.sandbox_payment) AS live
+                                  FROM unnest(span_stores, span_lineages) t(store_code, lineage_id)
+                                  JOIN billing_states b
+                                    ON b.store_code = t.store_code AND b.original_transaction_id = t.lineage_id
+                                  JOIN payments r
+                                    ON r.store_code = b.store_code AND r.lineage_id = b.original_transaction_id
+                                 WHERE b.state = 'inGracePeriod'
+                                 GROUP BY b.store_code, b.original_transaction_id, b.position) q
+                            ON q.store_code = g.store_code AND q.original_transaction_id = g.original_transaction_id
+                           AND q.position = g.position
+                         CROSS JOIN (VALUES (false), (true)) v(with_sandbox)
+                         WHERE g.state = 'inGracePeriod'
+                           AND (v.with_sandbox OR q.live)
+                           AND coalesce(least(g.grace_expires_at, g.next_changed_at, q.first_renewal), 'infinity')
+                               > greatest(g.changed_at, q.first_purchase)) s) o
+        WINDOW w AS (PARTITION BY o.store_code, o.lineage_id, o.with_sandbox
+                     ORDER BY o.starts_at, o.ends_at, o.product_id, o.cause ROWS UNBOUNDED PRECEDING);
+    END
+    $body$;
+    REVOKE ALL ON FUNCTION refresh_spans(text[], text[]) FROM PUBLIC;
 END
 $install$;
 REVOKE ALL ON FUNCTION ledger.install_entitled_spans(text) FROM PUBLIC;

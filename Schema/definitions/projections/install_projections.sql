@@ -1,213 +1,218 @@
 -- The projections, defined once: ledger.install_projections(schema) creates every projection
--- table in the given schema, and ledger.install_project_range(schema) the function that applies
--- events to them, project_range(from, to). 'ledger' holds the live projections; a rebuild makes
--- a shadow copy in another schema, replays the log into it with the same function, and swaps.
--- Appends call ledger.project_range(position, position) for the event they just wrote.
+-- table in the given schema, and ledger.install_project_range(schema) the functions that apply
+-- events to them, project_positions(positions) and project_range(from, to). 'ledger' holds the
+-- live projections; a rebuild makes a shadow copy in another schema, replays the log into it
+-- with the same body, and swaps. Commands call ledger.project_positions for the events they
+-- just wrote. The statements are static SQL, the same text for every schema: the target is
+-- first on search_path while they run (install_project_range.sql).
 --
 -- Projection tables are derived data: their shape changes here, and `ledger migrate` then
 -- rebuilds them from the log (shadow and swap) rather than altering them in place.
 -- ProjectionSet.swift lists the same tables for the rebuild and `ledger verify`.
 CREATE OR REPLACE FUNCTION ledger.install_projections(target text)
 RETURNS void
-LANGUAGE plpgsql AS $install$
+LANGUAGE plpgsql
+-- The caller's search_path comes back at exit (the body sets the target's).
+SET search_path = pg_catalog, pg_temp
+AS $install$
 BEGIN
     EXECUTE format('CREATE SCHEMA IF NOT EXISTS %I', target);
-    EXECUTE format($ddl$
-        -- One row per payment (a first purchase or a renewal), with its consume and refund. A
-        -- payment first learned from a store notification has no purchase token of its own
-        -- (token_sha256 null); an SDK line naming it later gives it one (linked_token_sha256).
-        -- The rules a payment must meet are checked on the event before it is appended
-        -- (ledger.field_invalid, in ledger.apply_payments), not by a CHECK here: the server re-reads a CHECK's
-        -- catalog text for every row it inserts.
-        CREATE TABLE %1$I.payments (
-            payment_seq             text PRIMARY KEY,
-            user_id                 text NOT NULL,
-            store_code              text NOT NULL,
-            product_id              text NOT NULL,
-            product_type            text NOT NULL,
-            price                   numeric NOT NULL,
-            currency                text NOT NULL,
-            transaction_id          text NOT NULL,
-            original_transaction_id text,
-            lineage_id              text,
-            purchase_time           timestamptz NOT NULL,
-            expiry_time             timestamptz,
-            payload                 bytea,
-            sandbox_payment         boolean NOT NULL,
-            promotion_payment       boolean NOT NULL,
-            product_seq             bigint,
-            token_sha256            bytea,
-            kind                    text NOT NULL,
-            recorded_position       bigint NOT NULL,
-            recorded_at             timestamptz NOT NULL,
-            consumed_at             timestamptz,
-            consumed_position       bigint,
-            refunded_at             timestamptz,
-            refund_reason           text,
-            refunded_position       bigint,
-            linked_token_sha256     bytea,
-            reversed_refund_at      timestamptz,
-            refund_reversed_at      timestamptz,
-            extended_expiry_time    timestamptz,
-            extended_at             timestamptz,
-            CONSTRAINT payments_store_transaction_key UNIQUE (store_code, transaction_id)
-        );
-        CREATE INDEX payments_unconsumed_idx ON %1$I.payments (user_id, purchase_time, payment_seq)
-            WHERE consumed_at IS NULL AND refunded_at IS NULL AND product_type <> 'AUTO_RENEWABLE';
-        -- A lineage's payments by purchase time, with what subscriptions_at reads of every one
-        -- of them: one index-only range scan per lineage. (transaction_id is left out: with the
-        -- lineage id beside it, ids of 255 four-byte characters would pass the B-tree's entry
-        -- limit; only a lineage with a billing state needs it, from the heap.)
-        CREATE INDEX payments_lineage_idx ON %1$I.payments (store_code, lineage_id, purchase_time)
-            INCLUDE (payment_seq, expiry_time, extended_expiry_time, extended_at,
-                     refunded_at, reversed_refund_at, refund_reversed_at)
-            WHERE lineage_id IS NOT NULL;
-        CREATE INDEX payments_purchase_time_idx ON %1$I.payments (purchase_time);
-        CREATE INDEX payments_refunded_at_idx ON %1$I.payments (refunded_at) WHERE refunded_at IS NOT NULL;
-        CREATE INDEX payments_consumed_at_idx ON %1$I.payments (consumed_at) WHERE consumed_at IS NOT NULL;
+    EXECUTE format('GRANT USAGE ON SCHEMA %I TO ledger_writer, ledger_reader', target);
+    -- The tables below are made in the target, first on search_path.
+    PERFORM set_config('search_path', format('%I, pg_catalog, pg_temp', target), true);
+    -- One row per payment (a first purchase or a renewal), with its consume and refund. A
+    -- payment first learned from a store notification has no purchase token of its own
+    -- (token_sha256 null); an SDK line naming it later gives it one (linked_token_sha256).
+    -- The rules a payment must meet are checked on the event before it is appended
+    -- (ledger.field_invalid, in ledger.apply_payments), not by a CHECK here: the server re-reads a CHECK's
+    -- catalog text for every row it inserts.
+    CREATE TABLE payments (
+        payment_seq             text PRIMARY KEY,
+        user_id                 text NOT NULL,
+        store_code              text NOT NULL,
+        product_id              text NOT NULL,
+        product_type            text NOT NULL,
+        price                   numeric NOT NULL,
+        currency                text NOT NULL,
+        transaction_id          text NOT NULL,
+        original_transaction_id text,
+        lineage_id              text,
+        purchase_time           timestamptz NOT NULL,
+        expiry_time             timestamptz,
+        payload                 bytea,
+        sandbox_payment         boolean NOT NULL,
+        promotion_payment       boolean NOT NULL,
+        product_seq             bigint,
+        token_sha256            bytea,
+        kind                    text NOT NULL,
+        recorded_position       bigint NOT NULL,
+        recorded_at             timestamptz NOT NULL,
+        consumed_at             timestamptz,
+        consumed_position       bigint,
+        refunded_at             timestamptz,
+        refund_reason           text,
+        refunded_position       bigint,
+        linked_token_sha256     bytea,
+        reversed_refund_at      timestamptz,
+        refund_reversed_at      timestamptz,
+        extended_expiry_time    timestamptz,
+        extended_at             timestamptz,
+        CONSTRAINT payments_store_transaction_key UNIQUE (store_code, transaction_id)
+    );
+    CREATE INDEX payments_unconsumed_idx ON payments (user_id, purchase_time, payment_seq)
+        WHERE consumed_at IS NULL AND refunded_at IS NULL AND product_type <> 'AUTO_RENEWABLE';
+    -- A lineage's payments by purchase time, with what subscriptions_at reads of every one
+    -- of them: one index-only range scan per lineage. (transaction_id is left out: with the
+    -- lineage id beside it, ids of 255 four-byte characters would pass the B-tree's entry
+    -- limit; only a lineage with a billing state needs it, from the heap.)
+    CREATE INDEX payments_lineage_idx ON payments (store_code, lineage_id, purchase_time)
+        INCLUDE (payment_seq, expiry_time, extended_expiry_time, extended_at,
+                 refunded_at, reversed_refund_at, refund_reversed_at)
+        WHERE lineage_id IS NOT NULL;
+    CREATE INDEX payments_purchase_time_idx ON payments (purchase_time);
+    CREATE INDEX payments_refunded_at_idx ON payments (refunded_at) WHERE refunded_at IS NOT NULL;
+    CREATE INDEX payments_consumed_at_idx ON payments (consumed_at) WHERE consumed_at IS NOT NULL;
 
-        -- One row per subscription lineage: who owns it and what it sells (from its first payment).
-        CREATE TABLE %1$I.lineages (
-            store_code              text NOT NULL,
-            original_transaction_id text NOT NULL,
-            user_id                 text NOT NULL,
-            product_id              text NOT NULL,
-            product_type            text NOT NULL,
-            first_position          bigint NOT NULL,
-            PRIMARY KEY (store_code, original_transaction_id)
-        );
-        -- A user's lineages with what subscriptions_at returns of them: an index-only scan, in
-        -- the order the library asks for (store, then originalTransactionId), so no sort.
-        CREATE INDEX lineages_user_idx ON %1$I.lineages (user_id, store_code, original_transaction_id)
-            INCLUDE (product_id, product_type);
+    -- One row per subscription lineage: who owns it and what it sells (from its first payment).
+    CREATE TABLE lineages (
+        store_code              text NOT NULL,
+        original_transaction_id text NOT NULL,
+        user_id                 text NOT NULL,
+        product_id              text NOT NULL,
+        product_type            text NOT NULL,
+        first_position          bigint NOT NULL,
+        PRIMARY KEY (store_code, original_transaction_id)
+    );
+    -- A user's lineages with what subscriptions_at returns of them: an index-only scan, in
+    -- the order the library asks for (store, then originalTransactionId), so no sort.
+    CREATE INDEX lineages_user_idx ON lineages (user_id, store_code, original_transaction_id)
+        INCLUDE (product_id, product_type);
 
-        -- Auto-renew turned off (a cancel), at the cancel's own time.
-        CREATE TABLE %1$I.auto_renew_changes (
-            store_code              text NOT NULL,
-            original_transaction_id text NOT NULL,
-            changed_at              timestamptz NOT NULL,
-            auto_renewing           boolean NOT NULL,
-            position                bigint NOT NULL,
-            PRIMARY KEY (store_code, original_transaction_id, position)
-        );
-        -- A lineage's latest change at an instant: one backward index-only step.
-        CREATE INDEX auto_renew_changes_at_idx ON %1$I.auto_renew_changes
-            (store_code, original_transaction_id, changed_at, position) INCLUDE (auto_renewing);
+    -- Auto-renew turned off (a cancel), at the cancel's own time.
+    CREATE TABLE auto_renew_changes (
+        store_code              text NOT NULL,
+        original_transaction_id text NOT NULL,
+        changed_at              timestamptz NOT NULL,
+        auto_renewing           boolean NOT NULL,
+        position                bigint NOT NULL,
+        PRIMARY KEY (store_code, original_transaction_id, position)
+    );
+    -- A lineage's latest change at an instant: one backward index-only step.
+    CREATE INDEX auto_renew_changes_at_idx ON auto_renew_changes
+        (store_code, original_transaction_id, changed_at, position) INCLUDE (auto_renewing);
 
-        -- Each subscription lineage's entitled time (CONTRACT.md §3.2: active or inGracePeriod)
-        -- as spans in merge order, once per sandbox scope (with_sandbox: sandbox payments
-        -- count), kept by project_range for every lineage an event touches (the rules are
-        -- written there). Each row carries what merging the lineage's spans up to it gives:
-        -- the start of its interval, the interval's end so far, the latest natural and billing
-        -- end so far, and the start of the next span of the same interval (null when the
-        -- interval ends with it). analytics.access reads a window's intervals from it with one
-        -- range scan instead of building and sorting them: an index-only scan for
-        -- analytics.subscribers, whose columns the window index carries. The rows a window
-        -- keeps can lie on nearly every page of the table (a rebuild writes the spans lineage
-        -- after lineage, the live path as each lineage renews), so reading them from the heap
-        -- read the whole table: 88,589 of its 90,680 pages for 30 days of the quick 10M ledger
-        -- (BENCHMARKS.md). An index-only scan needs the visibility map that vacuum keeps.
-        CREATE TABLE %1$I.entitled_spans (
-            store_code          text NOT NULL,
-            lineage_id          text NOT NULL,
-            with_sandbox        boolean NOT NULL,
-            n                   integer NOT NULL,   -- the span's place in merge order
-            product_id          text NOT NULL,
-            starts_at           timestamptz NOT NULL,
-            ends_at             timestamptz NOT NULL,
-            interval_start      timestamptz NOT NULL,
-            ends_so_far         timestamptz NOT NULL,
-            natural_end_so_far  timestamptz,
-            billing_end_so_far  timestamptz,
-            next_start          timestamptz,
-            PRIMARY KEY (store_code, lineage_id, with_sandbox, n)
-        );
-        CREATE INDEX entitled_spans_window_idx ON %1$I.entitled_spans (with_sandbox, ends_so_far)
-            INCLUDE (starts_at, next_start, store_code, product_id, interval_start);
+    -- Each subscription lineage's entitled time (docs/contract.md §3.2: active or inGracePeriod)
+    -- as spans in merge order, once per sandbox scope (with_sandbox: sandbox payments
+    -- count), kept by project_range for every lineage an event touches (the rules are
+    -- written there). Each row carries what merging the lineage's spans up to it gives:
+    -- the start of its interval, the interval's end so far, the latest natural and billing
+    -- end so far, and the start of the next span of the same interval (null when the
+    -- interval ends with it). analytics.access reads a window's intervals from it with one
+    -- range scan instead of building and sorting them: an index-only scan for
+    -- analytics.subscribers, whose columns the window index carries. The rows a window
+    -- keeps can lie on nearly every page of the table (a rebuild writes the spans lineage
+    -- after lineage, the live path as each lineage renews), so reading them from the heap
+    -- reads nearly the whole table: 88,589 of its 90,680 pages for 30 days of the quick 10M
+    -- ledger (BENCHMARKS.md). An index-only scan needs the visibility map that vacuum keeps.
+    CREATE TABLE entitled_spans (
+        store_code          text NOT NULL,
+        lineage_id          text NOT NULL,
+        with_sandbox        boolean NOT NULL,
+        n                   integer NOT NULL,   -- the span's place in merge order
+        product_id          text NOT NULL,
+        starts_at           timestamptz NOT NULL,
+        ends_at             timestamptz NOT NULL,
+        interval_start      timestamptz NOT NULL,
+        ends_so_far         timestamptz NOT NULL,
+        natural_end_so_far  timestamptz,
+        billing_end_so_far  timestamptz,
+        next_start          timestamptz,
+        PRIMARY KEY (store_code, lineage_id, with_sandbox, n)
+    );
+    CREATE INDEX entitled_spans_window_idx ON entitled_spans (with_sandbox, ends_so_far)
+        INCLUDE (starts_at, next_start, store_code, product_id, interval_start);
 
-        -- Each restore a user asked for, with the payments it recorded.
-        CREATE TABLE %1$I.restores (
-            position     bigint PRIMARY KEY,
-            user_id      text NOT NULL,
-            store_code   text NOT NULL,
-            restored_at  timestamptz NOT NULL,
-            recorded     text[] NOT NULL,
-            item_count   integer NOT NULL
-        );
-        CREATE INDEX restores_user_idx ON %1$I.restores (user_id, store_code, restored_at);
+    -- Each restore a user asked for, with the payments it recorded.
+    CREATE TABLE restores (
+        position     bigint PRIMARY KEY,
+        user_id      text NOT NULL,
+        store_code   text NOT NULL,
+        restored_at  timestamptz NOT NULL,
+        recorded     text[] NOT NULL,
+        item_count   integer NOT NULL
+    );
+    CREATE INDEX restores_user_idx ON restores (user_id, store_code, restored_at);
 
-        -- Google's notifications name a subscription by its purchase token (compared by digest).
-        CREATE INDEX payments_google_token_idx ON %1$I.payments (token_sha256) WHERE store_code = 'GG';
-        -- A `product` line is refused when payments of the product have another type.
-        CREATE INDEX payments_product_idx ON %1$I.payments (store_code, product_id);
+    -- Google's notifications name a subscription by its purchase token (compared by digest).
+    CREATE INDEX payments_google_token_idx ON payments (token_sha256) WHERE store_code = 'GG';
+    -- A `product` line is refused when payments of the product have another type.
+    CREATE INDEX payments_product_idx ON payments (store_code, product_id);
 
-        -- Billing states of a lineage, each from its notification's own time.
-        CREATE TABLE %1$I.billing_states (
-            store_code              text NOT NULL,
-            original_transaction_id text NOT NULL,
-            changed_at              timestamptz NOT NULL,
-            state                   text NOT NULL,  -- inGracePeriod | billingRetry | onHold | paused | none
-            grace_expires_at        timestamptz,
-            position                bigint NOT NULL,
-            PRIMARY KEY (store_code, original_transaction_id, position)
-        );
-        -- A lineage's billing state at an instant: one backward index-only step.
-        CREATE INDEX billing_states_at_idx ON %1$I.billing_states
-            (store_code, original_transaction_id, changed_at, position) INCLUDE (state, grace_expires_at);
+    -- Billing states of a lineage, each from its notification's own time.
+    CREATE TABLE billing_states (
+        store_code              text NOT NULL,
+        original_transaction_id text NOT NULL,
+        changed_at              timestamptz NOT NULL,
+        state                   text NOT NULL,  -- inGracePeriod | billingRetry | onHold | paused | none
+        grace_expires_at        timestamptz,
+        position                bigint NOT NULL,
+        PRIMARY KEY (store_code, original_transaction_id, position)
+    );
+    -- A lineage's billing state at an instant: one backward index-only step.
+    CREATE INDEX billing_states_at_idx ON billing_states
+        (store_code, original_transaction_id, changed_at, position) INCLUDE (state, grace_expires_at);
 
-        -- Every notification received, by the store's id; parked ones with the keys that can
-        -- release them.
-        CREATE TABLE %1$I.notifications (
-            store_code        text NOT NULL,
-            notification_id   text NOT NULL,
-            notification_type text NOT NULL,
-            effect            text NOT NULL,
-            effective_at      timestamptz NOT NULL,
-            position          bigint NOT NULL UNIQUE,
-            outcome           text NOT NULL,        -- applied | ignored | parked
-            parked            boolean NOT NULL,
-            released_position bigint,
-            lineage_key       text,
-            transaction_key   text,
-            account_key       text,
-            token_key         bytea,
-            PRIMARY KEY (store_code, notification_id)
-        );
-        CREATE INDEX notifications_parked_idx ON %1$I.notifications (store_code, effective_at, position) WHERE parked;
+    -- Every notification received, by the store's id; parked ones with the keys that can
+    -- release them.
+    CREATE TABLE notifications (
+        store_code        text NOT NULL,
+        notification_id   text NOT NULL,
+        notification_type text NOT NULL,
+        effect            text NOT NULL,
+        effective_at      timestamptz NOT NULL,
+        position          bigint NOT NULL UNIQUE,
+        outcome           text NOT NULL,        -- applied | ignored | parked
+        parked            boolean NOT NULL,
+        released_position bigint,
+        lineage_key       text,
+        transaction_key   text,
+        account_key       text,
+        token_key         bytea,
+        PRIMARY KEY (store_code, notification_id)
+    );
+    CREATE INDEX notifications_parked_idx ON notifications (store_code, effective_at, position) WHERE parked;
 
-        -- The type a `product` line declared for a store product.
-        CREATE TABLE %1$I.products (
-            store_code   text NOT NULL,
-            product_id   text NOT NULL,
-            product_type text NOT NULL,
-            price        numeric,       -- a declared price (Google one-time purchases, §6.3)
-            currency     text,
-            position     bigint NOT NULL,
-            PRIMARY KEY (store_code, product_id)
-        );
+    -- The type a `product` line declared for a store product.
+    CREATE TABLE products (
+        store_code   text NOT NULL,
+        product_id   text NOT NULL,
+        product_type text NOT NULL,
+        price        numeric,       -- a declared price (Google one-time purchases, §6.3)
+        currency     text,
+        position     bigint NOT NULL,
+        PRIMARY KEY (store_code, product_id)
+    );
 
-        -- Whose notifications carry an `appAccountToken`.
-        CREATE TABLE %1$I.account_links (
-            store_code        text NOT NULL,
-            app_account_token text NOT NULL,
-            user_id           text NOT NULL,
-            position          bigint NOT NULL,
-            PRIMARY KEY (store_code, app_account_token)
-        );
+    -- Whose notifications carry an `appAccountToken`.
+    CREATE TABLE account_links (
+        store_code        text NOT NULL,
+        app_account_token text NOT NULL,
+        user_id           text NOT NULL,
+        position          bigint NOT NULL,
+        PRIMARY KEY (store_code, app_account_token)
+    );
 
-        -- Other paymentSeqs that name a payment first learned from a notification.
-        CREATE TABLE %1$I.payment_aliases (
-            alias_seq   text PRIMARY KEY,
-            payment_seq text NOT NULL,
-            position    bigint NOT NULL
-        );
+    -- Other paymentSeqs that name a payment first learned from a notification.
+    CREATE TABLE payment_aliases (
+        alias_seq   text PRIMARY KEY,
+        payment_seq text NOT NULL,
+        position    bigint NOT NULL
+    );
 
-        GRANT USAGE ON SCHEMA %1$I TO ledger_writer, ledger_reader;
-        GRANT SELECT ON %1$I.payments, %1$I.lineages, %1$I.auto_renew_changes, %1$I.restores, %1$I.billing_states,
-                        %1$I.notifications, %1$I.products, %1$I.account_links, %1$I.payment_aliases,
-                        %1$I.entitled_spans
-                     TO ledger_reader, ledger_writer;
-    $ddl$, target);
+    GRANT SELECT ON payments, lineages, auto_renew_changes, restores, billing_states,
+                    notifications, products, account_links, payment_aliases,
+                    entitled_spans
+                 TO ledger_reader, ledger_writer;
     PERFORM ledger.install_project_range(target);
 END
 $install$;

@@ -171,6 +171,36 @@ struct AppleNotificationTests {
         }
     }
 
+    /// A refund, its reversal and a second refund: the window between the first refund and its
+    /// reversal stays in the projections, live and when they are replayed from the log in one
+    /// range, where the second refund is the stream's last word but not the only one.
+    @Test func aSecondRefundKeepsTheReversedWindowLiveAndReplayed() async throws {
+        try await TestDatabase.with { db in
+            try db.withConnection { c throws in
+                let refunded = M.transaction("100", original: "100", purchase: "2026-03-01T00:00:00Z", expires: "2026-04-01T00:00:00Z",
+                                             extra: "\"revocationDate\":\(M.ms("2026-03-10T00:00:00Z")),\"revocationReason\":1")
+                let again = M.transaction("100", original: "100", purchase: "2026-03-01T00:00:00Z", expires: "2026-04-01T00:00:00Z",
+                                          extra: "\"revocationDate\":\(M.ms("2026-03-25T00:00:00Z")),\"revocationReason\":1")
+                let out = try ingest(c, [Self.link,
+                    mint.line(M.payload("SUBSCRIBED", uuid: "n-1", signed: "2026-03-01T00:00:00Z", transaction: Self.first)),
+                    mint.line(M.payload("REFUND", uuid: "n-rf", signed: "2026-03-10T00:00:00Z", transaction: refunded)),
+                    mint.line(M.payload("REFUND_REVERSED", uuid: "n-rr", signed: "2026-03-20T00:00:00Z", transaction: refunded)),
+                    mint.line(M.payload("REFUND", uuid: "n-rf2", signed: "2026-03-25T00:00:00Z", transaction: again))])
+                #expect(out.map(\.status) == [.recorded, .recorded, .recorded, .recorded, .recorded])
+                let statuses = { () throws -> [Subscription.Status?] in
+                    try ["2026-03-05", "2026-03-15", "2026-03-22", "2026-03-28"].map {
+                        try subscriptions(c, at: "\($0)T00:00:00Z").first?.status
+                    }
+                }
+                let live = try statuses()
+                #expect(live == [.active, .revoked, .active, .revoked])
+                #expect(try ProjectionVerifier(connection: c).verify().isEqual)
+                _ = try ProjectionRebuilder(connection: c).rebuild()
+                #expect(try statuses() == live)
+            }
+        }
+    }
+
     @Test func aRenewalExtensionMovesTheExpiryFromItsOwnTime() async throws {
         try await TestDatabase.with { db in
             try db.withConnection { c throws in
