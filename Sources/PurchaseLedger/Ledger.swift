@@ -18,7 +18,7 @@ public final class Ledger: Sendable {
     /// The connections behind it: internal to the package (the library's calls are the API).
     package let pool: ConnectionPool
 
-    /// Which store notifications are accepted (CONTRACT.md §5.1).
+    /// Which store notifications are accepted (docs/contract.md §5.1).
     public let stores: StoreConfiguration
     /// Concurrent commands share transactions through it.
     let groupCommit: GroupCommit

@@ -27,5 +27,5 @@ SELECT s.store_code, s.product_id, s.lineage_id, s.interval_start, s.ends_so_far
    AND s.starts_at <= p_hi
    AND (s.next_start IS NULL OR s.next_start > p_hi)
 $$;
-COMMENT ON FUNCTION analytics.access(timestamptz, timestamptz, boolean) IS 'Each lineage''s entitled time (CONTRACT.md §3.2: active or inGracePeriod) as disjoint intervals [starts_at, ends_at) that meet [p_lo, p_hi], from ledger.entitled_spans (ends in [p_lo, p_hi) and starts in (p_lo, p_hi] are exact). ended_by_refund: a refund, not an expiry or a billing state, ended the interval; ended_by_billing: a grace period ended it (billing retry or another billing state).';
+COMMENT ON FUNCTION analytics.access(timestamptz, timestamptz, boolean) IS 'Each lineage''s entitled time (docs/contract.md §3.2: active or inGracePeriod) as disjoint intervals [starts_at, ends_at) that meet [p_lo, p_hi], from ledger.entitled_spans (ends in [p_lo, p_hi) and starts in (p_lo, p_hi] are exact). ended_by_refund: a refund, not an expiry or a billing state, ended the interval; ended_by_billing: a grace period ended it (billing retry or another billing state).';
 GRANT EXECUTE ON FUNCTION analytics.access(timestamptz, timestamptz, boolean) TO ledger_reader;

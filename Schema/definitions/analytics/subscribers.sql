@@ -37,5 +37,5 @@ WITH periods AS (
 )
 SELECT c.period, c.store_code, c.product_id, c.active::bigint FROM counts c WHERE c.active > 0
 $$;
-COMMENT ON FUNCTION analytics.subscribers(date, date, text, boolean) IS 'Subscription lineages entitled (CONTRACT.md §3.2: active or inGracePeriod) at each period''s exclusive end, per period, store and product. Only rows with at least one. The column is named active for compatibility: it counts entitled lineages.';
+COMMENT ON FUNCTION analytics.subscribers(date, date, text, boolean) IS 'Subscription lineages entitled (docs/contract.md §3.2: active or inGracePeriod) at each period''s exclusive end, per period, store and product. Only rows with at least one. The column is named active for compatibility: it counts entitled lineages.';
 GRANT EXECUTE ON FUNCTION analytics.subscribers(date, date, text, boolean) TO ledger_reader;

@@ -1,4 +1,4 @@
--- Writes a job (CONTRACT.md §6.2) in the caller's transaction, unless one with its purpose
+-- Writes a job (docs/contract.md §6.2) in the caller's transaction, unless one with its purpose
 -- exists (a replayed notification adds none). j: {kind, purpose, args}; p_secret: the purchase
 -- token the store's API needs, kept in the job only (ledger.jobs says why).
 CREATE OR REPLACE FUNCTION ledger.add_job(j jsonb, p_secret text, p_caused_by bigint) RETURNS void

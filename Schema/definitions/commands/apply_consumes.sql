@@ -1,4 +1,4 @@
--- Consumes a set of payments, set-based: the one definition of the consume rules (CONTRACT.md
+-- Consumes a set of payments, set-based: the one definition of the consume rules (docs/contract.md
 -- §2.2), for a single consume (a set of one: ledger.consume) as for the library's batches
 -- (consume_batch). Item i consumes p_seqs[i] (a payment's name, or another name of it: an alias)
 -- for user p_users[i], showing the token digest p_tokens[i] (null: none, for a payment learned

@@ -38,7 +38,7 @@ BEGIN
             v_recorded := r.status = 'recorded';
         END IF;
     ELSIF v_effect = 'learnedPayment' THEN
-        -- A payment the Play Developer API described (CONTRACT.md §6.3). One the ledger holds
+        -- A payment the Play Developer API described (docs/contract.md §6.3). One the ledger holds
         -- already, whichever channel brought it first, is a duplicate: the first record stands.
         d := n->'payment';
         SELECT payment_seq INTO v_seq FROM ledger.payments WHERE store_code = 'GG' AND transaction_id = d->>'transactionId';

@@ -1,5 +1,5 @@
 -- Records a batch of purchases and renewals, set-based: the one definition of the payment rules
--- (CONTRACT.md §2.1, §3), for a single payment (a batch of one: record_payment_core) as for the
+-- (docs/contract.md §2.1, §3), for a single payment (a batch of one: record_payment_core) as for the
 -- library's batches (record_payments), a restore's items and a store notification's payment.
 -- p_items: [{"kind": "purchase" | "renewal", "data": {the payment command}, "job": {…}}, ...]
 -- (the §2.1 fields under their contract names, the token as purchaseTokenSha256), checked
@@ -45,7 +45,7 @@ DECLARE
     v_positions bigint[];
     w           record;
     v_parked    boolean;
-    -- Whether an item brings a job (a Google payment from a line, CONTRACT.md §6.3).
+    -- Whether an item brings a job (a Google payment from a line, docs/contract.md §6.3).
     v_jobs      boolean := EXISTS (SELECT FROM unnest(v_items) AS item WHERE item ? 'job');
 BEGIN
     PERFORM ledger.lock_keys(ARRAY(SELECT unnest(ledger.payment_lock_keys(item->'data')) FROM unnest(v_items) AS item));

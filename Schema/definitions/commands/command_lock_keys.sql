@@ -9,21 +9,28 @@
 --   notification       ledger.notification_lock_keys
 --   product            the product
 --   accountLink        the account token
+-- (IF branches, each a simple expression that PL/pgSQL evaluates without starting an executor:
+-- one CASE with the restore's subquery in it would start one for every command.)
 CREATE OR REPLACE FUNCTION ledger.command_lock_keys(c ledger.command) RETURNS text[]
-LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE plpgsql STABLE AS $$
 BEGIN
-    RETURN CASE c.kind
-        WHEN 'purchase' THEN ledger.payment_lock_keys(c.data)
-        WHEN 'renewal' THEN ledger.payment_lock_keys(c.data)
-        WHEN 'consume' THEN ARRAY['payment:' || c.payment_seq]
-        WHEN 'refund' THEN ARRAY['payment:' || c.payment_seq]
-        WHEN 'cancel' THEN ARRAY['lineage:' || c.store_code || ':' || c.original_transaction_id]
-        WHEN 'restore' THEN ARRAY['restore:' || c.store_code || ':' || c.user_id]
-            || ARRAY(SELECT unnest(ledger.payment_lock_keys(item->'data')) FROM jsonb_array_elements(c.data) AS item)
-        WHEN 'notification' THEN ledger.notification_lock_keys(c.data)
-        WHEN 'product' THEN ARRAY['product:' || c.store_code || ':' || c.product_id]
-        WHEN 'accountLink' THEN ARRAY['account:' || c.store_code || ':' || c.app_account_token]
-        ELSE '{}'::text[] END;
+    IF c.kind IN ('purchase', 'renewal') THEN
+        RETURN ledger.payment_lock_keys(c.data);
+    ELSIF c.kind IN ('consume', 'refund') THEN
+        RETURN ARRAY['payment:' || c.payment_seq];
+    ELSIF c.kind = 'cancel' THEN
+        RETURN ARRAY['lineage:' || c.store_code || ':' || c.original_transaction_id];
+    ELSIF c.kind = 'restore' THEN
+        RETURN ARRAY['restore:' || c.store_code || ':' || c.user_id]
+            || ARRAY(SELECT unnest(ledger.payment_lock_keys(item->'data')) FROM jsonb_array_elements(c.data) AS item);
+    ELSIF c.kind = 'notification' THEN
+        RETURN ledger.notification_lock_keys(c.data);
+    ELSIF c.kind = 'product' THEN
+        RETURN ARRAY['product:' || c.store_code || ':' || c.product_id];
+    ELSIF c.kind = 'accountLink' THEN
+        RETURN ARRAY['account:' || c.store_code || ':' || c.app_account_token];
+    END IF;
+    RETURN '{}';
 END
 $$;
 REVOKE ALL ON FUNCTION ledger.command_lock_keys(ledger.command) FROM PUBLIC;

@@ -1,4 +1,4 @@
--- `product` line: the type of a store product, and optionally its price (CONTRACT.md §6.3: the
+-- `product` line: the type of a store product, and optionally its price (docs/contract.md §6.3: the
 -- price of a Google one-time purchase, which the Play Developer API does not say). The latest
 -- declaration stands; the same one again is a duplicate.
 DROP FUNCTION IF EXISTS ledger.declare_product(text, text, text);

@@ -3,8 +3,9 @@
 -- own: a refusal is a result and writes nothing, the others still apply. An error (a deadlock, a
 -- lost connection) fails the whole call, which wrote nothing.
 --
--- A command alone runs its own function (ledger.run_command), which takes its keys itself. A
--- batch takes every command's keys first, at once, in the ledger's one order (ledger.lock_keys
+-- A command alone runs its own function (ledger.run_command), which takes its keys itself; a
+-- batch of payments only, or of consumes only, is one set of its kind. Any other batch takes
+-- every command's keys first, at once, in the ledger's one order (ledger.lock_keys
 -- of ledger.command_lock_keys), so that two batches never wait for each other in a cycle; then
 -- runs the steps of ledger.plan_commands: a round's payments as one set (ledger.record_payments),
 -- its consumes as one set (ledger.consume_set), the other commands one by one.
@@ -16,7 +17,9 @@ RETURNS SETOF ledger.command_result
 LANGUAGE plpgsql AS $$
 DECLARE
     v_count   integer := coalesce(cardinality(p_commands), 0);
-    v_plan    record;
+    v_keys    text[];
+    v_steps   integer[];   -- each command's step
+    v_kinds   text[];
     v_results ledger.command_result[];
     v_order   integer[];
     v_step    integer[] := '{}';
@@ -31,14 +34,23 @@ BEGIN
     ELSIF v_count = 0 THEN
         RETURN;
     END IF;
-    v_plan := ledger.plan_commands(p_commands);
-    PERFORM ledger.lock_keys(v_plan.keys);
+    -- A batch of one kind that has a set function of its own (payments, as a burst of purchases
+    -- under group commit makes, or consumes) is that one set: its function takes the items'
+    -- locks and orders the items that share a payment, a store transaction or a token itself,
+    -- as a step of the plan does (ledger.apply_payments, ledger.apply_consumes).
+    v_kinds := ARRAY(SELECT DISTINCT c.kind FROM unnest(p_commands) AS c);
+    IF v_kinds <@ ARRAY['purchase', 'renewal'] OR v_kinds = ARRAY['consume'] THEN
+        v_steps := array_fill(1, ARRAY[v_count]);
+    ELSE
+        SELECT x.keys, x.steps INTO v_keys, v_steps FROM ledger.plan_commands(p_commands) AS x;
+        PERFORM ledger.lock_keys(v_keys);
+    END IF;
     v_results := array_fill(NULL::ledger.command_result, ARRAY[v_count]);
-    v_order := ARRAY(SELECT ord FROM unnest(v_plan.steps) WITH ORDINALITY AS x(step, ord) ORDER BY step, ord);
+    v_order := ARRAY(SELECT ord FROM unnest(v_steps) WITH ORDINALITY AS x(step, ord) ORDER BY step, ord);
     FOR n IN 1 .. v_count LOOP
         v_step := v_step || v_order[n];
         -- A step ends where the next command belongs to another one.
-        CONTINUE WHEN n < v_count AND v_plan.steps[v_order[n + 1]] = v_plan.steps[v_order[n]];
+        CONTINUE WHEN n < v_count AND v_steps[v_order[n + 1]] = v_steps[v_order[n]];
         v_first := p_commands[v_step[1]];
         IF v_first.kind IN ('purchase', 'renewal') THEN
             v_set := ARRAY(SELECT r FROM ledger.record_payments(

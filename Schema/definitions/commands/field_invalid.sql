@@ -8,7 +8,8 @@
 -- it is compiled once per batch, not called once per rule and payment): it looks the value's
 -- type up once (a simple CASE) and uses no subqueries or regular expressions (each costs more
 -- than the rest together). BENCHMARKS.md has the figures.
--- (payment_invalid_field, the per-payment PL/pgSQL loop over the rules it replaces, is gone.)
+-- A database made before this function may hold payment_invalid_field, a per-payment loop over
+-- the rules: dropped here.
 DROP FUNCTION IF EXISTS ledger.payment_invalid_field(jsonb);
 CREATE OR REPLACE FUNCTION ledger.field_invalid(r ledger.field_rules, d jsonb) RETURNS boolean
 LANGUAGE sql STABLE PARALLEL SAFE

@@ -1,4 +1,4 @@
--- A verified store notification (CONTRACT.md §5): a duplicate by its id; else applied when its
+-- A verified store notification (docs/contract.md §5): a duplicate by its id; else applied when its
 -- owner is known, parked when not, ignored when it has no effect; always kept as an event.
 -- Effect 'ask' (§6.3: a Google notification that only the Play Developer API can explain) is
 -- recorded with its job (n->'job': {kind, purpose, args, secret}), which is never kept in the
@@ -65,6 +65,6 @@ END
 $$;
 -- Only the role of the process that verifies the stores' signatures (0004_store_role.sql): a
 -- ledger_writer login could otherwise state what only a store may (a refund undone, a tokenless
--- payment, an extension). Revoked from ledger_writer by name, since earlier releases granted it.
+-- payment, an extension). Revoked from ledger_writer by name too, for a database whose grant gave it.
 REVOKE ALL ON FUNCTION ledger.notify(jsonb) FROM PUBLIC, ledger_writer;
 GRANT EXECUTE ON FUNCTION ledger.notify(jsonb) TO ledger_store;

@@ -1,6 +1,6 @@
 -- Restores a user's purchases on one store: every item is recorded as a purchase or a renewal
 -- (p_items: [{"kind": "purchase"|"renewal", "data": {...}}]); one refused item refuses all.
--- (record_payment_in_tx, which recorded the items one by one before apply_payments, is gone.)
+-- A database made before apply_payments may hold record_payment_in_tx: dropped here.
 DROP FUNCTION IF EXISTS ledger.record_payment_in_tx(text, jsonb);
 CREATE OR REPLACE FUNCTION ledger.restore(p_user_id text, p_store_code text, p_time timestamptz, p_items jsonb)
 RETURNS ledger.command_result
@@ -19,7 +19,7 @@ BEGIN
     k.store_code := p_store_code;
     k.data := p_items;
     PERFORM ledger.lock_keys(ledger.command_lock_keys(k));
-    -- CONTRACT.md §2.3: every item is the restoring user's, on the restore's store. The items
+    -- docs/contract.md §2.3: every item is the restoring user's, on the restore's store. The items
     -- before the first that is not are recorded (a batch, apply_payments); the first refusal,
     -- of an item or of that one, refuses the restore, and nothing it wrote is kept.
     SELECT ordinality INTO v_first FROM jsonb_array_elements(p_items) WITH ORDINALITY AS item

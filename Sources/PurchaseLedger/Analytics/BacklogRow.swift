@@ -37,7 +37,7 @@ extension BacklogRow {
                    floor(extract(epoch FROM median_age))::bigint AS median_age,
                    floor(extract(epoch FROM p95_age))::bigint AS p95_age
               FROM analytics.backlog(\(at)::timestamptz, \(includeSandbox))
-             WHERE store_code = ANY(string_to_array(\(stores.storeList), ','))
+             WHERE store_code = ANY(\(stores.storeList)::text[])
              ORDER BY 1, 2
              LIMIT \(AnalyticsLimits.maxRows + 1)
             """)

@@ -40,7 +40,7 @@ extension RefundsRow {
                    sum(refunds_after_consume)::bigint AS refunds_after_consume,
                    sum(amount_after_consume) AS amount_after_consume
               FROM analytics.refunds(\(q.from.description)::date, \(q.to.description)::date, \(q.by.rawValue), \(q.includeSandbox))
-             WHERE store_code = ANY(string_to_array(\(q.stores.storeList), ','))
+             WHERE store_code = ANY(\(q.stores.storeList)::text[])
              GROUP BY 1, 2, 3
              ORDER BY 1, 2, 3
              LIMIT \(AnalyticsLimits.maxRows + 1)

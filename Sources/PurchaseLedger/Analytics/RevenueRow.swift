@@ -39,7 +39,7 @@ extension RevenueRow {
             SELECT to_char(period, 'YYYY-MM-DD') AS period, store_code, currency,
                    sum(payments)::bigint AS payments, sum(gross) AS gross, sum(refunds) AS refunds, sum(net) AS net
               FROM analytics.revenue(\(q.from.description)::date, \(q.to.description)::date, \(q.by.rawValue), \(q.includeSandbox))
-             WHERE store_code = ANY(string_to_array(\(q.stores.storeList), ','))
+             WHERE store_code = ANY(\(q.stores.storeList)::text[])
              GROUP BY 1, 2, 3
              ORDER BY 1, 2, 3
              LIMIT \(AnalyticsLimits.maxRows + 1)

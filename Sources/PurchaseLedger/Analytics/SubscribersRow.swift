@@ -27,7 +27,7 @@ extension SubscribersRow {
         let rows = try connection.query("""
             SELECT to_char(period, 'YYYY-MM-DD') AS period, store_code, product_id, active
               FROM analytics.subscribers(\(q.from.description)::date, \(q.to.description)::date, \(q.by.rawValue), \(q.includeSandbox))
-             WHERE store_code = ANY(string_to_array(\(q.stores.storeList), ','))
+             WHERE store_code = ANY(\(q.stores.storeList)::text[])
              ORDER BY 1, 2, 3
              LIMIT \(AnalyticsLimits.maxRows + 1)
             """)

@@ -1,6 +1,6 @@
 import Foundation
 
-/// What the ledger answered to one command (CONTRACT.md §2.6).
+/// What the ledger answered to one command (docs/contract.md §2.6).
 public struct CommandOutcome: Sendable, Hashable {
     /// The contract's statuses.
     public enum Status: String, Sendable, Hashable {

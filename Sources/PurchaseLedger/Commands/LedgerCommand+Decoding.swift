@@ -2,7 +2,7 @@ import Foundation
 import LedgerJSON
 
 extension LedgerCommand {
-    /// The limits of CONTRACT.md §2.1, from the field rules the database checks too
+    /// The limits of docs/contract.md §2.1, from the field rules the database checks too
     /// (`Schema/definitions/rules/field_rules.json`).
     enum Limits {
         static let userId = FieldRules.payment("userId").maxLength!
@@ -24,7 +24,7 @@ extension LedgerCommand {
     }
 
     /// Decodes one NDJSON line: a JSON object with a `type`. Store notifications are verified
-    /// against `stores` (CONTRACT.md §5).
+    /// against `stores` (docs/contract.md §5).
     public init(line: some Collection<UInt8>, stores: StoreConfiguration = .none) throws(LedgerError) {
         try self.init(json: try Self.parse(line), stores: stores)
     }
@@ -43,7 +43,7 @@ extension LedgerCommand {
     /// not a writer: `POST /notifications/…` and ``Ledger/receiveStoreNotification(_:)``.
     /// `store` is the store the route is for (nil: either, by the body's shape).
     ///
-    /// Only what the store sends is taken. A `payment`, which CONTRACT.md §5.3 lets a writer's
+    /// Only what the store sends is taken. A `payment`, which docs/contract.md §5.3 lets a writer's
     /// ingest line attach to a Google notification (the backend's reading of the Play Developer
     /// API), is refused: the stores never send one, and a push credential would otherwise record
     /// any payment for any user. A `type` other than the store's notification is refused too.

@@ -6,12 +6,12 @@ public enum PaymentKind: String, Sendable, Hashable {
     case renewal
 }
 
-/// One contract command (CONTRACT.md §2), decoded and validated.
+/// One contract command (docs/contract.md §2), decoded and validated.
 public enum LedgerCommand: Sendable, Hashable {
     /// A purchase or a renewal.
     case record(Payment, kind: PaymentKind)
     /// Hand out a payment's goods; `time` nil means now. `purchaseToken` nil: the payment was
-    /// learned from a store notification and has no token (CONTRACT.md §5.2).
+    /// learned from a store notification and has no token (docs/contract.md §5.2).
     case consume(paymentSeq: String, userId: String, purchaseToken: String?, time: Date?)
     /// Record what the store restored for a user; `time` nil means now.
     case restore(userId: String, storeCode: StoreCode, time: Date?, purchases: [Payment])
@@ -19,7 +19,7 @@ public enum LedgerCommand: Sendable, Hashable {
     case refund(paymentSeq: String, time: Date?, reason: String?)
     /// The user turned auto-renew off.
     case cancel(storeCode: StoreCode, originalTransactionId: String, time: Date?)
-    /// A verified App Store or Google Play notification (CONTRACT.md §5).
+    /// A verified App Store or Google Play notification (docs/contract.md §5).
     case notification(StoreNotification)
     /// The type of a store product, and optionally its price (`product` line, §5.4 and §6.3).
     case product(storeCode: StoreCode, productId: String, productType: ProductType, price: Price? = nil, currency: String? = nil)

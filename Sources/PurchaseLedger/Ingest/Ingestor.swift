@@ -3,7 +3,7 @@ import Logging
 import Postgres
 import LedgerJSON
 
-/// Runs NDJSON command lines against the ledger (CONTRACT.md §2) and reports one result per
+/// Runs NDJSON command lines against the ledger (docs/contract.md §2) and reports one result per
 /// line, in order. Lines are decoded and validated here; the commands of up to `batchSize`
 /// lines go to the database in one pipelined transaction (one round trip, one commit). Each
 /// line stays atomic on its own: a refusal writes nothing and the lines around it still apply.
@@ -23,7 +23,7 @@ public struct Ingestor {
     }
 
     public var batchSize: Int
-    /// Which store notifications are accepted (CONTRACT.md §5.1).
+    /// Which store notifications are accepted (docs/contract.md §5.1).
     public var stores: StoreConfiguration
     /// How often a batch that lost a deadlock or a serialization race is tried again.
     public var maxRetries = 20

@@ -83,7 +83,7 @@ extension Ledger {
         try await pool.withConnection { connection in
             try connection.query("""
                 SELECT min(run_after) AS due FROM ledger.jobs
-                 WHERE state = 'pending' AND kind = ANY(string_to_array(\(kinds.list), ','))
+                 WHERE state = 'pending' AND kind = ANY(\(kinds.list)::text[])
                 """)[0].decode("due", as: Date?.self)
         }
     }
@@ -93,7 +93,7 @@ extension Ledger {
             try connection.query("""
                 SELECT id, kind, args::text AS args, secret, attempts, created_at
                   FROM ledger.claim_jobs(\(limit), make_interval(secs => \(lease.seconds)),
-                                         string_to_array(\(kinds.list), ','))
+                                         \(kinds.list)::text[])
                 """).compactMap { row -> ClaimedJob? in
                 guard let kind = StoreJob.Kind(rawValue: try row.decode("kind")) else { return nil }
                 var args: [String: String] = [:]
@@ -176,6 +176,6 @@ extension Duration {
 }
 
 extension Set<StoreJob.Kind> {
-    /// The kinds as one comma-separated parameter (`string_to_array` makes the array).
-    var list: String { map(\.rawValue).sorted().joined(separator: ",") }
+    /// The kinds as one `text[]` parameter.
+    var list: PostgresArray { PostgresArray(elements: map(\.rawValue).sorted().map { .text($0) }) }
 }

@@ -82,7 +82,7 @@ enum LegacyMigrations {
         if let remaining {
             throw MigrationError.adoptionBlocked("functions still needed by other objects: \(remaining)")
         }
-        try tx.execute("DELETE FROM ledger.schema_migrations WHERE name = ANY(string_to_array(\(checksums.keys.sorted().joined(separator: ",")), ','))")
+        try tx.execute("DELETE FROM ledger.schema_migrations WHERE name = ANY(\(PostgresArray(elements: checksums.keys.sorted().map { .text($0) }))::text[])")
         return true
     }
 }

@@ -1,3 +1,5 @@
+import Postgres
+
 /// The store that charged a payment.
 public enum StoreCode: String, Sendable, Hashable, CaseIterable, Comparable {
     /// Apple's App Store.
@@ -9,9 +11,9 @@ public enum StoreCode: String, Sendable, Hashable, CaseIterable, Comparable {
 }
 
 extension Set<StoreCode> {
-    /// The stores a query keeps, for `store_code = ANY(string_to_array(list, ','))`: these, or
-    /// every store when the set is empty; comma-separated codes in order.
-    var storeList: String {
-        (isEmpty ? StoreCode.allCases : sorted()).map(\.rawValue).joined(separator: ",")
+    /// The stores a query keeps, for `store_code = ANY($1::text[])`: these, or every store when
+    /// the set is empty; their codes in order.
+    var storeList: PostgresArray {
+        PostgresArray(elements: (isEmpty ? StoreCode.allCases : sorted()).map { .text($0.rawValue) })
     }
 }

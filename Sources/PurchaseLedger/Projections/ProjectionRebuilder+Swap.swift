@@ -46,8 +46,8 @@ extension ProjectionRebuilder {
             // The live tables there are: a table new in this build's definitions has no live
             // twin yet (a database adopted from release 0007 lacks the notification tables).
             let live = Set(try c.query("""
-                SELECT i FROM unnest(string_to_array(\(all.map(\.schema).joined(separator: ",")), ','),
-                                     string_to_array(\(all.map(\.name).joined(separator: ",")), ',')) WITH ORDINALITY AS t(s, n, i)
+                SELECT i FROM unnest(\(PostgresArray(elements: all.map { .text($0.schema) }))::text[],
+                                     \(PostgresArray(elements: all.map { .text($0.name) }))::text[]) WITH ORDINALITY AS t(s, n, i)
                  WHERE to_regclass(format('%I.%I', s, n)) IS NOT NULL
                 """).map { try $0.decode("i", as: Int.self) - 1 })
             let tables = all.indices.filter(live.contains).map { all[$0] }
@@ -121,14 +121,14 @@ extension ProjectionRebuilder {
               JOIN pg_class v ON v.oid = r.ev_class
               JOIN pg_namespace n ON n.oid = v.relnamespace
              WHERE d.classid = 'pg_rewrite'::regclass AND d.refclassid = 'pg_class'::regclass
-               AND d.refobjid = ANY (string_to_array(\(tables.joined(separator: ",")), ',')::regclass[])
+               AND d.refobjid = ANY (\(PostgresArray(elements: tables.map { .text($0) }))::text[]::regclass[])
                AND v.oid <> d.refobjid
             UNION
             SELECT DISTINCT 'f', p.oid::regprocedure::text, pg_get_functiondef(p.oid)
               FROM pg_depend d
               JOIN pg_proc p ON p.oid = d.objid
              WHERE d.classid = 'pg_proc'::regclass AND d.refclassid = 'pg_class'::regclass
-               AND d.refobjid = ANY (string_to_array(\(tables.joined(separator: ",")), ',')::regclass[])
+               AND d.refobjid = ANY (\(PostgresArray(elements: tables.map { .text($0) }))::text[]::regclass[])
              ORDER BY 1, 2
             """)
         return try rows.map {
@@ -144,7 +144,7 @@ extension ProjectionRebuilder {
         try c.query("""
             WITH live AS (
                 SELECT c.oid, c.relname, c.relowner, c.relacl FROM pg_class c
-                 WHERE c.oid = ANY (string_to_array(\(tables.joined(separator: ",")), ',')::regclass[])
+                 WHERE c.oid = ANY (\(PostgresArray(elements: tables.map { .text($0) }))::text[]::regclass[])
             )
             SELECT 1 AS step, format('ALTER TABLE %I.%I OWNER TO %I', \(Self.shadowSchema)::text, l.relname,
                                      pg_get_userbyid(l.relowner)) AS statement

@@ -11,7 +11,7 @@ extension Subscription {
                    latest_payment_seq, purchase_time, expiry_time, auto_renewing, status, entitled,
                    grace_period_expiry_time
               FROM ledger.subscriptions_at(\(at)::timestamptz)
-             WHERE user_id = \(userId) AND store_code = ANY(string_to_array(\(stores.storeList), ','))
+             WHERE user_id = \(userId) AND store_code = ANY(\(stores.storeList)::text[])
                AND (\(includeExpired) OR entitled)
              ORDER BY store_code, original_transaction_id
             """)

@@ -12,7 +12,7 @@ extension UnconsumedPayment {
                    purchase_time, expiry_time, payload, sandbox_payment, promotion_payment
               FROM ledger.payments
              WHERE user_id = \(userId) AND consumed_at IS NULL AND refunded_at IS NULL
-               AND product_type <> 'AUTO_RENEWABLE' AND store_code = ANY(string_to_array(\(stores.storeList), ','))
+               AND product_type <> 'AUTO_RENEWABLE' AND store_code = ANY(\(stores.storeList)::text[])
              ORDER BY purchase_time, payment_seq
             """)
         return try rows.map { row in
