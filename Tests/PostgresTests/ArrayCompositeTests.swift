@@ -50,7 +50,7 @@ struct ArrayCompositeTests {
             try connection.executeScript(unsafeSQL: "CREATE TYPE pair AS (name text, detail text)")
             let pairs = try Self.awkward.map { try PostgresComposite([$0, $0 + "\"),(" ]) }
             let rows = try connection.query("""
-                SELECT name, detail, n FROM unnest(\(PostgresArray(elements: try pairs.map { try $0.postgresValue() }))::pair[])
+                SELECT name, detail, n FROM unnest(\(PostgresArray(elements: pairs.map { $0.postgresValue() }))::pair[])
                        WITH ORDINALITY AS x(name, detail, n) ORDER BY n
                 """)
             #expect(rows.count == Self.awkward.count)

@@ -20,41 +20,8 @@ public struct PostgresComposite: PostgresEncodable, Hashable {
         fields = try values.map { try $0?.postgresValue() ?? .null }
     }
 
-    public func postgresValue() throws -> PostgresValue {
-        var text = "("
-        for (index, field) in fields.enumerated() {
-            if index > 0 { text += "," }
-            switch field {
-            case .null: break
-            case .text(let value): PostgresComposite.quote(value, into: &text)
-            case .binary(let bytes): PostgresComposite.quote(PostgresComposite.hex(bytes), into: &text)
-            }
-        }
-        text += ")"
-        return .text(text)
-    }
-
-    /// `"value"`, with each `\` and `"` escaped by a backslash: how both a row's field and an
-    /// array's element are quoted.
-    static func quote(_ value: String, into text: inout String) {
-        text += "\""
-        for character in value.unicodeScalars {
-            if character == "\\" || character == "\"" { text += "\\" }
-            text.unicodeScalars.append(character)
-        }
-        text += "\""
-    }
-
-    /// `bytea`'s hex text form, `\x…`.
-    static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out: [UInt8] = [UInt8(ascii: "\\"), UInt8(ascii: "x")]
-        out.reserveCapacity(2 + 2 * bytes.count)
-        for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0f)])
-        }
-        return String(decoding: out, as: UTF8.self)
+    public func postgresValue() -> PostgresValue {
+        .text(CompositeText.join(fields, open: "(", close: ")", null: ""))
     }
 }
 
@@ -74,17 +41,57 @@ public struct PostgresArray: PostgresEncodable, Hashable {
         elements = try values.map { try $0?.postgresValue() ?? .null }
     }
 
-    public func postgresValue() throws -> PostgresValue {
-        var text = "{"
-        for (index, element) in elements.enumerated() {
-            if index > 0 { text += "," }
-            switch element {
-            case .null: text += "NULL"
-            case .text(let value): PostgresComposite.quote(value, into: &text)
-            case .binary(let bytes): PostgresComposite.quote(PostgresComposite.hex(bytes), into: &text)
+    public func postgresValue() -> PostgresValue {
+        .text(CompositeText.join(elements, open: "{", close: "}", null: "NULL"))
+    }
+}
+
+/// The text forms of rows and arrays, written as UTF-8 bytes: both quote each value the same way
+/// (`"…"`, each `\` and `"` escaped by a backslash) and differ only in their brackets and in how
+/// they write NULL.
+enum CompositeText {
+    static func join(_ values: [PostgresValue], open: Unicode.Scalar, close: Unicode.Scalar, null: String) -> String {
+        var out: [UInt8] = [UInt8(ascii: open)]
+        out.reserveCapacity(values.reduce(2) { $0 + size($1) })
+        for (index, value) in values.enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            switch value {
+            case .null: out += null.utf8
+            case .text(let text): quote(text.utf8, into: &out)
+            case .binary(let bytes): quote(hex(bytes), into: &out)
             }
         }
-        text += "}"
-        return .text(text)
+        out.append(UInt8(ascii: close))
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// An upper bound of a value's quoted size, for the buffer's capacity.
+    private static func size(_ value: PostgresValue) -> Int {
+        switch value {
+        case .null: 5
+        case .text(let text): 2 * text.utf8.count + 3
+        case .binary(let bytes): 2 * bytes.count + 5
+        }
+    }
+
+    private static func quote(_ bytes: some Sequence<UInt8>, into out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        for byte in bytes {
+            if byte == UInt8(ascii: "\\") || byte == UInt8(ascii: "\"") { out.append(UInt8(ascii: "\\")) }
+            out.append(byte)
+        }
+        out.append(UInt8(ascii: "\""))
+    }
+
+    /// `bytea`'s hex text form, `\x…`.
+    private static func hex(_ bytes: [UInt8]) -> [UInt8] {
+        let digits = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = [UInt8(ascii: "\\"), UInt8(ascii: "x")]
+        out.reserveCapacity(2 + 2 * bytes.count)
+        for byte in bytes {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0x0f)])
+        }
+        return out
     }
 }
