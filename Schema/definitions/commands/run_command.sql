@@ -11,8 +11,7 @@ BEGIN
             r := ledger.record_payment(c.kind, c.data);
         ELSE
             -- With its job: as a set of one, whose item carries the job.
-            SELECT * INTO r FROM ledger.record_payments(jsonb_build_array(
-                jsonb_build_object('kind', c.kind, 'data', c.data, 'job', c.job)));
+            SELECT * INTO r FROM ledger.record_payments(jsonb_build_array(ledger.payment_item(c)));
         END IF;
     WHEN 'consume' THEN
         r := ledger.consume(c.payment_seq, c.user_id, c.token_sha256, c.at);

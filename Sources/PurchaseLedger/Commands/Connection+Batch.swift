@@ -8,7 +8,7 @@ extension Connection {
     /// Returns their outcomes in order. Throws, having committed nothing, if the statement failed.
     package func executeBatch(_ commands: [LedgerCommand], now: Date = Date()) throws -> [CommandOutcome] {
         guard !commands.isEmpty else { return [] }
-        let array = PostgresArray(elements: try commands.map { try $0.composite(now: now).postgresValue() })
+        let array = try LedgerCommand.array(commands, now: now)
         let rows = try query("""
             SELECT \(unsafeSQL: LedgerCommand.resultColumns) FROM ledger.execute_commands(\(array)::ledger.command[])
             """)
@@ -23,7 +23,7 @@ extension Connection {
     /// How `ledger.execute_commands` runs the commands as a batch (`ledger.plan_commands`): its
     /// steps in order, each the indices of the commands it runs, in input order.
     package func batchSteps(_ commands: [LedgerCommand], now: Date = Date()) throws -> [[Int]] {
-        let array = PostgresArray(elements: try commands.map { try $0.composite(now: now).postgresValue() })
+        let array = try LedgerCommand.array(commands, now: now)
         var steps: [[Int]] = []
         for row in try query("""
             SELECT step, ord - 1 AS index FROM unnest((ledger.plan_commands(\(array)::ledger.command[])).steps)
@@ -47,7 +47,14 @@ extension Connection {
     /// Takes the advisory locks of the commands' keys, in the ledger's one order, for the
     /// transaction under way (what `ledger.execute_commands` does first for a batch).
     package func lockKeys(for commands: [LedgerCommand], now: Date = Date()) throws {
-        let array = PostgresArray(elements: try commands.map { try $0.composite(now: now).postgresValue() })
+        let array = try LedgerCommand.array(commands, now: now)
         _ = try query("SELECT ledger.lock_keys((ledger.plan_commands(\(array)::ledger.command[])).keys)")
+    }
+}
+
+extension LedgerCommand {
+    /// The commands as one `ledger.command[]` parameter.
+    static func array(_ commands: [LedgerCommand], now: Date) throws -> PostgresArray {
+        PostgresArray(elements: try commands.map { try $0.composite(now: now).postgresValue() })
     }
 }
