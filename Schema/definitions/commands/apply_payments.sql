@@ -1,6 +1,7 @@
--- Records a batch of purchases and renewals, set-based: the one definition of the payment rules
--- (docs/contract.md §2.1, §3), for a single payment (a batch of one: record_payment_core) as for the
--- library's batches (record_payments), a restore's items and a store notification's payment.
+-- Records a batch of purchases and renewals, set-based (docs/contract.md §2.1, §3): the
+-- library's batches (record_payments), a restore's items. A batch of one item is that payment
+-- alone (ledger.apply_payment). Both apply the one definition of the payment rules:
+-- ledger.payment_refused_field, ledger.payment_found and ledger.payment_outcome.
 -- p_items: [{"kind": "purchase" | "renewal", "data": {the payment command}, "job": {…}}, ...]
 -- (the §2.1 fields under their contract names, the token as purchaseTokenSha256), checked
 -- against ledger.field_rules; each event's data is what ledger.payment_event builds. "job"
@@ -30,9 +31,8 @@ RETURNS SETOF ledger.command_result
 -- the demo ingested at 480 lines/s instead of 1,800; BENCHMARKS.md).
 LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $$
 DECLARE
-    -- The items as an array (each read once from the jsonb), and the payment rules in order.
+    -- The items as an array (each read once from the jsonb).
     v_items     jsonb[] := ARRAY(SELECT value FROM jsonb_array_elements(p_items));
-    v_rules     ledger.field_rules[] := ARRAY(SELECT r FROM ledger.field_rules r WHERE scope = 'payment' ORDER BY position);
     v_results   ledger.command_result[] := array_fill(NULL::ledger.command_result, ARRAY[jsonb_array_length(p_items)]);
     v_pending   integer[] := ARRAY(SELECT generate_series(1, jsonb_array_length(p_items)));
     v_round     integer[];
@@ -48,6 +48,11 @@ DECLARE
     -- Whether an item brings a job (a Google payment from a line, docs/contract.md §6.3).
     v_jobs      boolean := EXISTS (SELECT FROM unnest(v_items) AS item WHERE item ? 'job');
 BEGIN
+    -- A payment alone takes the path without the set's machinery (same rules).
+    IF cardinality(v_items) = 1 THEN
+        RETURN NEXT ledger.apply_payment(v_items[1]->>'kind', v_items[1]->'data', p_from_store, v_items[1]->'job');
+        RETURN;
+    END IF;
     PERFORM ledger.lock_keys(ARRAY(SELECT unnest(ledger.payment_lock_keys(item->'data')) FROM unnest(v_items) AS item));
     -- Whether a notification is parked: none can be parked while this runs (releases only
     -- apply them), so without one now the rounds below need not look again.
@@ -91,38 +96,14 @@ BEGIN
                    ledger.payment_lineage_id(d) AS lineage
               FROM unnest(v_round) AS ord, LATERAL (SELECT v_items[ord]->'data' AS d) x
         ), checked AS MATERIALIZED (
-            -- The first field that breaks its rule, in the rules' order, then the rules between
-            -- fields. A payment from a store notification has no token: a stand-in takes its place.
-            SELECT items.*,
-                   coalesce((SELECT r.field FROM unnest(v_rules) AS r
-                              WHERE ledger.field_invalid(r, checkable) LIMIT 1),
-                            ledger.payment_fields_invalid(d),
-                            -- The kind, and a renewal's lineage, as the library reads a line.
-                            CASE WHEN kind IS DISTINCT FROM 'purchase' AND kind IS DISTINCT FROM 'renewal' THEN 'kind'
-                                 WHEN kind = 'renewal' AND d->>'originalTransactionId' IS NULL THEN 'originalTransactionId' END)
-                   AS field
-              FROM items,
-                   LATERAL (SELECT CASE WHEN p_from_store AND d->>'purchaseTokenSha256' IS NULL
-                                        THEN d || jsonb_build_object('purchaseTokenSha256', repeat('0', 64))
-                                        ELSE d END AS checkable) x
+            SELECT items.*, f.field FROM items CROSS JOIN LATERAL ledger.payment_refused_field(kind, d, p_from_store) AS f
         ), looked AS MATERIALIZED (
             SELECT c.*,
-                   CASE WHEN c.field IS NULL THEN ledger.payment_event(c.d, p_from_store) END AS e,
-                   CASE WHEN c.field IS NULL THEN decode(c.d->>'purchaseTokenSha256', 'hex') END AS token,
-                   CASE WHEN p.payment_seq = c.seq AND p.token_sha256 IS NOT NULL
-                        THEN ledger.payment_difference(c.seq, c.d) END AS difference,
                    p.payment_seq AS p_seq, p.user_id AS p_user, p.product_id AS p_product, p.price AS p_price,
                    p.token_sha256 AS p_token, p.linked_token_sha256 AS p_linked, p.payment_seq IS NOT NULL AS p_found,
                    l.user_id AS t_user, l.product_id AS t_product, l.product_type AS t_type, l.user_id IS NOT NULL AS t_found
               FROM checked c
-              -- The payment by its name, else another payment holding the same store transaction.
-              LEFT JOIN LATERAL (
-                    (SELECT payment_seq, user_id, product_id, price, token_sha256, linked_token_sha256
-                       FROM ledger.payments WHERE payment_seq = c.seq)
-                    UNION ALL
-                    (SELECT payment_seq, user_id, product_id, price, token_sha256, linked_token_sha256
-                       FROM ledger.payments WHERE store_code = c.store AND transaction_id = c.txid)
-                    LIMIT 1) p ON c.field IS NULL
+              LEFT JOIN LATERAL ledger.payment_found(c.seq, c.store, c.txid) AS p ON c.field IS NULL
               LEFT JOIN LATERAL (
                     SELECT user_id, product_id, product_type FROM ledger.lineages
                      WHERE store_code = c.store AND original_transaction_id = c.lineage) l ON c.field IS NULL
@@ -142,60 +123,13 @@ BEGIN
                    f.t_found OR f.definer < f.ord AS l_found
               FROM first_of_lineage f
               LEFT JOIN first_of_lineage df ON df.ord = f.definer AND f.definer < f.ord
-        ), decided AS MATERIALIZED (
-            SELECT ord, seq, e, p_seq, p_user, token,
-                   CASE
-                   WHEN field IS NOT NULL THEN ledger.rejected('INVALID_INPUT',
-                        format('payment %s: %s is missing or invalid', coalesce(seq, '(no paymentSeq)'), field), seq)
-                   WHEN p_found AND p_from_store THEN ROW('duplicate', NULL, NULL, p_seq, NULL, NULL, NULL)::ledger.command_result
-                   -- First learned from a store notification.
-                   WHEN p_found AND p_token IS NULL THEN CASE
-                        WHEN p_user IS DISTINCT FROM d->>'userId' THEN
-                             ledger.rejected('USER_INVALID', format('payment %s belongs to another user', seq), seq)
-                        WHEN p_product IS DISTINCT FROM d->>'productId' THEN ledger.rejected('PRODUCT_INVALID',
-                             format('payment %s was recorded for product %s, not %s', seq, p_product, d->>'productId'), seq)
-                        WHEN p_price IS DISTINCT FROM (d->>'price')::numeric THEN ledger.rejected('PAYMENT_CONFLICT',
-                             format('transaction %s of store %s was recorded from the store with price %s', txid, store, p_price), seq)
-                        WHEN p_linked IS NOT NULL AND NOT ledger.digest_equal(p_linked, token) THEN ledger.rejected('PAYMENT_CONFLICT',
-                             format('transaction %s of store %s was recorded with another purchaseToken', txid, store), seq)
-                        ELSE ROW('duplicate', NULL, NULL, seq, NULL, NULL, NULL)::ledger.command_result END
-                   WHEN p_found AND p_seq <> seq THEN ledger.rejected('PAYMENT_CONFLICT',
-                        format('transaction %s of store %s is already recorded as payment %s', txid, store, p_seq), seq)
-                   WHEN p_found THEN CASE
-                        WHEN p_user IS DISTINCT FROM d->>'userId' THEN
-                             ledger.rejected('USER_INVALID', format('payment %s belongs to another user', seq), seq)
-                        WHEN p_product IS DISTINCT FROM d->>'productId' THEN ledger.rejected('PRODUCT_INVALID',
-                             format('payment %s was recorded for product %s, not %s', seq, p_product, d->>'productId'), seq)
-                        WHEN difference IS NOT NULL THEN ledger.rejected('PAYMENT_CONFLICT',
-                             format('payment %s was recorded with another %s', seq, difference), seq)
-                        ELSE ROW('duplicate', NULL, NULL, seq, NULL, NULL, NULL)::ledger.command_result END
-                   WHEN l_found AND l_user IS DISTINCT FROM d->>'userId' THEN ledger.rejected('USER_INVALID',
-                        format('subscription %s of store %s belongs to another user', lineage, store), seq)
-                   WHEN l_found AND l_product IS DISTINCT FROM d->>'productId' THEN ledger.rejected('PRODUCT_INVALID',
-                        format('subscription %s of store %s is for product %s, not %s', lineage, store, l_product, d->>'productId'), seq)
-                   WHEN l_found AND l_type IS DISTINCT FROM type THEN ledger.rejected('PRODUCT_INVALID',
-                        format('subscription %s of store %s is %s, not %s', lineage, store, l_type, type), seq)
-                   ELSE ROW('recorded', NULL, NULL, seq, NULL, NULL, NULL)::ledger.command_result
-                   END AS outcome,
-                   -- A duplicate of a notification's payment links its token (and its name).
-                   p_found AND NOT p_from_store AND p_token IS NULL AND field IS NULL
-                       AND (p_linked IS NULL OR (seq <> p_seq AND NOT EXISTS (
-                               SELECT FROM ledger.payment_aliases WHERE alias_seq = seq))) AS links,
-                   kind
-              FROM lined
         ), appended AS (
-            SELECT ord, outcome,
-                   CASE WHEN (outcome).status = 'recorded' THEN 'payment:' || seq
-                        WHEN (outcome).status = 'duplicate' AND links THEN 'payment:' || p_seq END AS stream,
-                   CASE WHEN (outcome).status = 'recorded'
-                        THEN CASE kind WHEN 'renewal' THEN 'RenewalRecorded' ELSE 'PurchaseRecorded' END
-                        ELSE 'PaymentLinked' END AS type,
-                   CASE WHEN (outcome).status = 'recorded' THEN e
-                        ELSE jsonb_build_object('paymentSeq', p_seq, 'userId', p_user,
-                                                'alias', CASE WHEN seq <> p_seq THEN seq END,
-                                                'purchaseTokenSha256', e->>'purchaseTokenSha256') END AS data,
-                   CASE WHEN (outcome).status = 'recorded' THEN (e->>'purchaseTime')::timestamptz ELSE now() END AS at
-              FROM decided
+            SELECT ln.ord, o.outcome, o.stream, o.type, o.data, o.at
+              FROM lined ln
+             CROSS JOIN LATERAL ledger.payment_outcome(
+                        ln.kind, ln.d, p_from_store, ln.field,
+                        ln.p_found, ln.p_seq, ln.p_user, ln.p_product, ln.p_price, ln.p_token, ln.p_linked,
+                        ln.l_found, ln.l_user, ln.l_product, ln.l_type) AS o
         )
         SELECT array_agg(ord), array_agg(outcome),
                array_agg(stream) FILTER (WHERE stream IS NOT NULL),

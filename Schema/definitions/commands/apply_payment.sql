@@ -1,0 +1,52 @@
+-- Records one purchase or renewal (p_kind 'purchase' | 'renewal'; d: the payment command, as an
+-- item of ledger.apply_payments reads it; p_job: the job it brings, or null; p_from_store: it
+-- comes from a verified store notification): the same rules as a set, without the set's
+-- machinery. A set of one costs about three times what its payment does (its statement's plan
+-- is started for rounds, lineages defined within the round and arrays, none of which one
+-- payment needs; BENCHMARKS.md), and a backend recording one purchase at a time pays it on
+-- every call. The rules are the set's own: ledger.payment_refused_field, ledger.payment_found,
+-- ledger.payment_outcome; the event goes through ledger.append and ledger.project_positions.
+CREATE OR REPLACE FUNCTION ledger.apply_payment(p_kind text, d jsonb, p_from_store boolean, p_job jsonb)
+RETURNS ledger.command_result
+LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $$
+DECLARE
+    v_lineage text := ledger.payment_lineage_id(d);
+    o         record;
+    v_pos     bigint;
+BEGIN
+    PERFORM ledger.lock_keys(ledger.payment_lock_keys(d));
+    -- One statement: the rules, the payment and the lineage it meets, its outcome.
+    SELECT x.* INTO o
+      FROM ledger.payment_refused_field(p_kind, d, p_from_store) AS f
+      LEFT JOIN LATERAL ledger.payment_found(d->>'paymentSeq', d->>'storeCode', d->>'transactionId') AS p
+             ON f.field IS NULL
+      -- A lineage matters only to a payment not recorded yet.
+      LEFT JOIN ledger.lineages l
+             ON f.field IS NULL AND p.payment_seq IS NULL
+            AND l.store_code = d->>'storeCode' AND l.original_transaction_id = v_lineage
+     CROSS JOIN LATERAL ledger.payment_outcome(
+                p_kind, d, p_from_store, f.field,
+                p.payment_seq IS NOT NULL, p.payment_seq, p.user_id, p.product_id, p.price, p.token_sha256,
+                p.linked_token_sha256,
+                l.user_id IS NOT NULL, l.user_id, l.product_id, l.product_type) AS x;
+    IF o.stream IS NULL THEN
+        RETURN o.outcome;
+    END IF;
+    v_pos := ledger.append(o.stream, o.type, o.data, o.at);
+    PERFORM ledger.project_positions(ARRAY[v_pos]);
+    IF o.type <> 'PaymentLinked' THEN
+        -- Its job (reading the purchase to acknowledge it), caused by its event; its purchase
+        -- token is kept in the job only. A duplicate brings none: the first record's job stands.
+        IF p_job IS NOT NULL THEN
+            PERFORM ledger.add_job(p_job - 'secret', p_job->>'secret', v_pos);
+        END IF;
+        -- A new payment releases the parked notifications that were waiting for it.
+        IF EXISTS (SELECT FROM ledger.notifications WHERE parked AND store_code = d->>'storeCode') THEN
+            PERFORM ledger.release_parked(d->>'storeCode', v_lineage, d->>'transactionId', NULL,
+                                          CASE WHEN d->>'storeCode' = 'GG' THEN decode(d->>'purchaseTokenSha256', 'hex') END);
+        END IF;
+    END IF;
+    RETURN o.outcome;
+END
+$$;
+REVOKE ALL ON FUNCTION ledger.apply_payment(text, jsonb, boolean, jsonb) FROM PUBLIC;

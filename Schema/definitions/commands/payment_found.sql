@@ -1,0 +1,18 @@
+-- The recorded payment a purchase or a renewal meets: the one of its name (p_seq), else another
+-- one holding its store transaction (p_store, p_txid). Inlined by the planner where it is used
+-- (ledger.apply_payments, ledger.apply_payment): two index probes, the second only when the
+-- first finds nothing.
+-- (A string body: projection tables are named only where names resolve when a statement is
+-- planned, since a rebuild swaps them.)
+CREATE OR REPLACE FUNCTION ledger.payment_found(p_seq text, p_store text, p_txid text)
+RETURNS TABLE (payment_seq text, user_id text, product_id text, price numeric,
+               token_sha256 bytea, linked_token_sha256 bytea)
+LANGUAGE sql STABLE AS $$
+    (SELECT p.payment_seq, p.user_id, p.product_id, p.price, p.token_sha256, p.linked_token_sha256
+       FROM ledger.payments p WHERE p.payment_seq = p_seq)
+    UNION ALL
+    (SELECT p.payment_seq, p.user_id, p.product_id, p.price, p.token_sha256, p.linked_token_sha256
+       FROM ledger.payments p WHERE p.store_code = p_store AND p.transaction_id = p_txid)
+    LIMIT 1
+$$;
+REVOKE ALL ON FUNCTION ledger.payment_found(text, text, text) FROM PUBLIC;
