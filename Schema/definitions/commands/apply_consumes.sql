@@ -1,8 +1,9 @@
 -- Consumes a set of payments, set-based (docs/contract.md §2.2): the library's batches
 -- (consume_batch, consume_set). A set of one is that consume alone (ledger.apply_consume). Both
--- apply the one definition of the consume rules: ledger.payment_resolved, ledger.consume_outcome. Item i consumes p_seqs[i] (a payment's name, or another name of it: an alias)
--- for user p_users[i], showing the token digest p_tokens[i] (null: none, for a payment learned
--- from a store notification), at p_times[i]. Returns one result per item, in input order. Each
+-- apply the one definition of the consume rules: ledger.payment_resolved, ledger.consume_outcome.
+-- Item i consumes p_seqs[i] (a payment's name, or another name of it: an alias) for user
+-- p_users[i], showing the token digest p_tokens[i] (null: none, for a payment learned from a
+-- store notification), at p_times[i]. Returns one result per item, in input order. Each
 -- item is atomic on its own: a refused item writes nothing and the others apply.
 --
 -- How: each item's name is resolved to its payment (the payment of that name, else the one the
@@ -11,8 +12,9 @@
 -- other in a cycle. Then rounds: round r holds each payment's r-th item in input order, so two
 -- items naming one payment, under one name or two, behave as if run one after the other, and
 -- the items of a round name different payments. Per round, one statement decides every item's
--- outcome from the payments as the earlier rounds left them (ledger.consume_outcome); one statement appends the accepted
--- events (hash chain included); project_positions applies exactly those events.
+-- outcome from the payments as the earlier rounds left them (ledger.consume_outcome); one
+-- statement appends the accepted events (hash chain included); project_positions applies
+-- exactly those events.
 CREATE OR REPLACE FUNCTION ledger.apply_consumes(p_seqs text[], p_users text[], p_tokens bytea[], p_times timestamptz[])
 RETURNS SETOF ledger.command_result
 -- Generic plans and no sequential scans, as ledger.apply_payments (and why): every statement is
