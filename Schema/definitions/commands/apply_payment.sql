@@ -41,9 +41,8 @@ BEGIN
             PERFORM ledger.add_job(p_job - 'secret', p_job->>'secret', v_pos);
         END IF;
         -- A new payment releases the parked notifications that were waiting for it.
-        IF EXISTS (SELECT FROM ledger.notifications WHERE parked AND store_code = d->>'storeCode') THEN
-            PERFORM ledger.release_parked(d->>'storeCode', v_lineage, d->>'transactionId', NULL,
-                                          CASE WHEN d->>'storeCode' = 'GG' THEN decode(d->>'purchaseTokenSha256', 'hex') END);
+        IF EXISTS (SELECT FROM ledger.notifications WHERE parked) THEN
+            PERFORM ledger.release_parked_by_payment(o.data);
         END IF;
     END IF;
     RETURN o.outcome;

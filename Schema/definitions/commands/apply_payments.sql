@@ -33,8 +33,8 @@ LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan SET enable_seqscan = o
 DECLARE
     -- The items as an array (each read once from the jsonb).
     v_items     jsonb[] := ARRAY(SELECT value FROM jsonb_array_elements(p_items));
-    v_results   ledger.command_result[] := array_fill(NULL::ledger.command_result, ARRAY[jsonb_array_length(p_items)]);
-    v_pending   integer[] := ARRAY(SELECT generate_series(1, jsonb_array_length(p_items)));
+    v_results   ledger.command_result[];
+    v_pending   integer[];
     v_round     integer[];
     v_outcomes  ledger.command_result[];
     v_ords      integer[];
@@ -46,13 +46,16 @@ DECLARE
     w           record;
     v_parked    boolean;
     -- Whether an item brings a job (a Google payment from a line, docs/contract.md §6.3).
-    v_jobs      boolean := EXISTS (SELECT FROM unnest(v_items) AS item WHERE item ? 'job');
+    v_jobs      boolean;
 BEGIN
     -- A payment alone takes the path without the set's machinery (same rules).
     IF cardinality(v_items) = 1 THEN
         RETURN NEXT ledger.apply_payment(v_items[1]->>'kind', v_items[1]->'data', p_from_store, v_items[1]->'job');
         RETURN;
     END IF;
+    v_results := array_fill(NULL::ledger.command_result, ARRAY[cardinality(v_items)]);
+    v_pending := ARRAY(SELECT generate_series(1, cardinality(v_items)));
+    v_jobs := EXISTS (SELECT FROM unnest(v_items) AS item WHERE item ? 'job');
     PERFORM ledger.lock_keys(ARRAY(SELECT unnest(ledger.payment_lock_keys(item->'data')) FROM unnest(v_items) AS item));
     -- Whether a notification is parked: none can be parked while this runs (releases only
     -- apply them), so without one now the rounds below need not look again.
@@ -163,15 +166,10 @@ BEGIN
         -- A new payment releases the parked notifications that were waiting for it.
         IF v_parked AND EXISTS (SELECT FROM ledger.notifications WHERE parked) THEN
             FOR w IN
-                SELECT d->>'storeCode' AS store, d->>'transactionId' AS txid,
-                       ledger.payment_lineage_id(d) AS lineage,
-                       CASE WHEN d->>'storeCode' = 'GG' THEN decode(d->>'purchaseTokenSha256', 'hex') END AS token
-                  FROM unnest(a_types, a_data) WITH ORDINALITY AS a(type, d, n)
+                SELECT d FROM unnest(a_types, a_data) WITH ORDINALITY AS a(type, d, n)
                  WHERE type <> 'PaymentLinked' ORDER BY n
             LOOP
-                IF EXISTS (SELECT FROM ledger.notifications WHERE parked AND store_code = w.store) THEN
-                    PERFORM ledger.release_parked(w.store, w.lineage, w.txid, NULL, w.token);
-                END IF;
+                PERFORM ledger.release_parked_by_payment(w.d);
             END LOOP;
         END IF;
     END LOOP;

@@ -5,8 +5,8 @@
 -- caller's time that is not one is refused naming its field (ledger.field_invalid) instead of
 -- failing the cast; the instant's own range is checked after the cast.
 -- One expression, which the planner inlines into ledger.field_invalid: the pattern holds the
--- ranges, the days of the month are counted after it matched. (A PL/pgSQL body compiled its
--- expressions again in every transaction: about 30 µs a payment, BENCHMARKS.md.)
+-- ranges, and the days of the month are counted once it matches. (A PL/pgSQL body would compile
+-- its expressions again in every transaction: about 30 µs a payment, BENCHMARKS.md.)
 CREATE OR REPLACE FUNCTION ledger.time_text_valid(t text) RETURNS boolean
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE
