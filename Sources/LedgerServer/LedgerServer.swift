@@ -57,6 +57,7 @@ public enum LedgerServer {
 
         let reads = router.group("v1").add(middleware: RequireRole(roles: [.reader, .writer], keys: keys))
         QueryRoutes(ledger: ledger).add(to: reads)
+        EventRoutes(ledger: ledger, metrics: metrics).add(to: reads)
         AnalyticsRoutes(ledger: ledger).add(to: reads)
         JobRoutes(ledger: ledger).addReads(to: reads)
         return router

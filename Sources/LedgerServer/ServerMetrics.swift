@@ -3,12 +3,15 @@ import CoreMetrics
 import Postgres
 import Prometheus
 import PurchaseLedger
+import Synchronization
 
 /// The server's metrics, in a registry of its own (so several servers in one process, as in
 /// tests, do not mix), written out in Prometheus' text format by `GET /metrics`.
 public final class ServerMetrics: Sendable {
     let registry = PrometheusCollectorRegistry()
     private let factory: PrometheusMetricsFactory
+    /// Event-feed requests waiting for an event now (`GET /v1/events` with `wait`).
+    private let feedWaiting = Atomic<Int>(0)
 
     /// Empty metrics, with latency buckets from 250 µs to 10 s.
     public init() {
@@ -72,12 +75,22 @@ public final class ServerMetrics: Sendable {
         var count: Int
     }
 
+    /// Runs a feed request, counted in `ledger_feed_clients_waiting` while it runs when it may wait.
+    func waitingForEvents<T>(_ waits: Bool, _ body: () async throws -> T) async rethrows -> T {
+        guard waits else { return try await body() }
+        feedWaiting.add(1, ordering: .relaxed)
+        defer { feedWaiting.subtract(1, ordering: .relaxed) }
+        return try await body()
+    }
+
     /// The text `GET /metrics` answers, with the pool's gauges read now.
     func exposition(pool: ConnectionPool) -> [UInt8] {
         let statistics = pool.statistics
         CoreMetrics.Gauge(label: "ledger_pool_connections_in_use", factory: factory).record(statistics.inUse)
         CoreMetrics.Gauge(label: "ledger_pool_connections_idle", factory: factory).record(statistics.idle)
         CoreMetrics.Gauge(label: "ledger_pool_waiting", factory: factory).record(statistics.waiting)
+        CoreMetrics.Gauge(label: "ledger_feed_clients_waiting", factory: factory)
+            .record(feedWaiting.load(ordering: .relaxed))
         return registry.emitToBuffer()
     }
 }

@@ -61,6 +61,17 @@ extension HeavyReliabilityTests {
                 }
                 let reader = try cluster.connect()
                 defer { reader.close() }
+                // The library's feed follows them too, beside the reader, as an AsyncSequence.
+                let ledger = Ledger(databaseURL: cluster.conninfo, poolSize: 2)
+                let expected = (0..<8).reduce(0) { sum, w in sum + (0..<40).reduce(0) { $0 + 1 + (w + $1) % 3 } }
+                let fed = Task {
+                    var positions: [Int64] = []
+                    for try await event in ledger.eventFeed(batchSize: 10, pollInterval: .milliseconds(2)) {
+                        positions.append(event.position)
+                        if positions.count == expected { break }
+                    }
+                    return positions
+                }
                 var follower = CatchUpReader(batchSize: 25)
                 var seen: [Int64] = []
                 let deadline = Date().addingTimeInterval(120)
@@ -92,6 +103,15 @@ extension HeavyReliabilityTests {
                 #expect(seen.count == all.count, "read \(seen.count) of \(all.count); held back by: \(holders)")
                 #expect(Set(seen).count == seen.count, "an event was read twice")
                 #expect(seen.sorted() == all)
+
+                // The feed: the same events, once each, in the reader's order (one reader's
+                // batches come in (tx, position) order, so both orders are the same).
+                let watchdog = Task { try await Task.sleep(for: .seconds(120)); fed.cancel() }
+                let feedPositions = try await fed.value
+                watchdog.cancel()
+                await ledger.close()
+                #expect(feedPositions.count == all.count, "the feed yielded \(feedPositions.count) of \(all.count)")
+                #expect(feedPositions == seen, "the feed's order differs from the reader's")
             }
         }
     }

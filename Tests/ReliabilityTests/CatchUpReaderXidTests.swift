@@ -60,6 +60,21 @@ extension HeavyReliabilityTests {
                 #expect(follower.checkpoint == all.last)
                 // The holder's two events come together, in position order, before every writer's.
                 #expect(read.prefix(2).map { String($0.transaction) } == [held, held])
+
+                // The feed (`GET /v1/events`) addresses the same order by plain positions: each
+                // page continues after the event at `next`, whose transaction sits on either side
+                // of 10,000,000.
+                let ledger = Ledger(databaseURL: cluster.conninfo, poolSize: 2)
+                var paged: [Int64] = []
+                var after: Int64 = 0
+                while paged.count <= 2 * all.count {
+                    let page = try await ledger.events(after: after, limit: 3)
+                    if page.events.isEmpty { #expect(page.next == after); break }
+                    paged += page.events.map(\.position)
+                    after = page.next
+                }
+                await ledger.close()
+                #expect(paged == all.map(\.position), "the feed's pages: \(paged)")
             }
         }
     }

@@ -51,4 +51,13 @@ struct QueryParameters {
         }
         return day
     }
+
+    /// A whole number in `range`; `defaultValue` when absent.
+    func integer(_ name: String, default defaultValue: Int64, in range: ClosedRange<Int64>) throws -> Int64 {
+        guard let text = parameters.get(name) else { return defaultValue }
+        guard let value = Int64(String(text)), range.contains(value) else {
+            throw APIError.invalid(name, "expected a whole number from \(range.lowerBound) to \(range.upperBound), got '\(text)'")
+        }
+        return value
+    }
 }

@@ -1,0 +1,35 @@
+import Foundation
+import LedgerJSON
+import PurchaseLedger
+
+extension CatchUpReader.Event {
+    /// Writes an event as the feed shows it (`GET /v1/events`): its place in the log, its type,
+    /// its data as stored (Schema/EVENTS.md) and its two times in UTC.
+    public func write(into w: inout JSONWriter) {
+        w.beginObject()
+        w.key("position")
+        w.rawNumber(String(position))
+        w.field("stream", stream)
+        w.field("version", version)
+        w.field("type", type)
+        w.key("data")
+        w.value((try? JSONParser.parse(data)) ?? .null)
+        w.field("occurredAt", occurredAt)
+        w.field("recordedAt", recordedAt)
+        w.endObject()
+    }
+}
+
+extension EventPage {
+    /// Writes a page as `GET /v1/events` answers it: `{"events": [...], "next": position}`.
+    public func write(into w: inout JSONWriter) {
+        w.beginObject()
+        w.key("events")
+        w.beginArray()
+        for event in events { event.write(into: &w) }
+        w.endArray()
+        w.key("next")
+        w.rawNumber(String(next))
+        w.endObject()
+    }
+}
