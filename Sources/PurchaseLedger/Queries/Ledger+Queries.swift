@@ -21,3 +21,10 @@ extension Ledger {
         try await pool.withConnection { try LedgerSummary.fetch($0, at: instant) }
     }
 }
+
+extension Ledger {
+    /// The payment `key` names, with its owner and its state, or nil when the ledger has none.
+    public func lookup(_ key: PaymentKey) async throws -> PaymentRecord? {
+        try await pool.withConnection { try PaymentRecord.fetch($0, key) }
+    }
+}

@@ -83,6 +83,13 @@ struct AppleNotificationTests {
                 #expect(try c.count("SELECT count(*) FROM ledger.payments") == 2)
                 #expect(try c.count("SELECT count(*) FROM ledger.payment_aliases WHERE alias_seq = 'P-9' AND payment_seq = '101'") == 1)
                 #expect(try subscriptions(c, at: "2026-04-15T00:00:00Z").first?.latestPaymentSeq == "101")
+                // Looked up by the SDK's name, the payment answers with its own name and owner,
+                // and no longer as known from the store alone (its token is linked).
+                let byAlias = try #require(try PaymentRecord.fetch(c, .paymentSeq("P-9")))
+                #expect(byAlias.paymentSeq == "101" && byAlias.userId == "ua" && !byAlias.fromStore)
+                #expect(try PaymentRecord.fetch(c, .paymentSeq("101")) == byAlias)
+                #expect(try PaymentRecord.fetch(c, .transaction(.appStore, "101")) == byAlias)
+                #expect(try PaymentRecord.fetch(c, .paymentSeq("100"))?.fromStore == true)
             }
         }
     }

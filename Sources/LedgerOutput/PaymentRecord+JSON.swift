@@ -1,0 +1,31 @@
+import Foundation
+import LedgerJSON
+import PurchaseLedger
+
+extension PaymentRecord {
+    /// Writes a payment as `GET /v1/lookup` answers it: the fields of `ledger unconsumed --json`,
+    /// then how it was recorded and what became of it (never its purchase token).
+    public func write(into w: inout JSONWriter) {
+        w.beginObject()
+        w.field("userId", userId)
+        w.field("storeCode", storeCode.rawValue)
+        w.field("productId", productId)
+        w.field("productType", productType.rawValue)
+        w.field("price", price.text)
+        w.field("currency", currency)
+        w.field("paymentSeq", paymentSeq)
+        w.field("transactionId", transactionId)
+        w.field("originalTransactionId", originalTransactionId)
+        w.field("purchaseTime", purchaseTime)
+        w.field("expiryTime", expiryTime)
+        w.field("sandboxPayment", sandboxPayment)
+        w.field("promotionPayment", promotionPayment)
+        w.field("kind", kind)
+        w.field("source", fromStore ? "notification" : "sdk")
+        w.field("recordedAt", recordedAt)
+        w.field("consumedAt", consumedAt)
+        w.field("refundedAt", refundedAt)
+        w.field("refundReason", refundReason)
+        w.endObject()
+    }
+}

@@ -1,0 +1,49 @@
+import Foundation
+import Postgres
+
+extension PaymentRecord {
+    /// The payment `key` names, or nil. One index probe: the payment's key, its alias's, or the
+    /// store transaction's unique key.
+    package static func fetch(_ connection: Connection, _ key: PaymentKey) throws -> PaymentRecord? {
+        let match: SQL
+        switch key {
+        case .paymentSeq(let seq):
+            match = """
+                p.payment_seq = coalesce((SELECT a.payment_seq FROM ledger.payment_aliases a WHERE a.alias_seq = \(seq)), \(seq))
+                """
+        case .transaction(let store, let transactionId):
+            match = "p.store_code = \(store.rawValue) AND p.transaction_id = \(transactionId)"
+        }
+        let rows = try connection.query("""
+            SELECT p.payment_seq, p.user_id, p.store_code, p.product_id, p.product_type, p.price, p.currency,
+                   p.transaction_id, coalesce(p.lineage_id, p.original_transaction_id) AS original_transaction_id,
+                   p.purchase_time, coalesce(p.extended_expiry_time, p.expiry_time) AS expiry_time,
+                   p.sandbox_payment, p.promotion_payment, p.kind,
+                   p.token_sha256 IS NULL AND p.linked_token_sha256 IS NULL AS from_store,
+                   p.recorded_at, p.consumed_at, p.refunded_at, p.refund_reason
+              FROM ledger.payments p
+             WHERE \(match)
+            """)
+        guard let row = rows.first else { return nil }
+        return PaymentRecord(
+            paymentSeq: try row.decode("payment_seq"),
+            userId: try row.decode("user_id"),
+            storeCode: try row.decodeEnum("store_code"),
+            productId: try row.decode("product_id"),
+            productType: try row.decodeEnum("product_type"),
+            price: try Connection.price(row.decode("price", as: PostgresNumeric.self)),
+            currency: try row.decode("currency"),
+            transactionId: try row.decode("transaction_id"),
+            originalTransactionId: try row.decode("original_transaction_id"),
+            purchaseTime: try row.decode("purchase_time"),
+            expiryTime: try row.decode("expiry_time"),
+            sandboxPayment: try row.decode("sandbox_payment"),
+            promotionPayment: try row.decode("promotion_payment"),
+            kind: try row.decode("kind"),
+            fromStore: try row.decode("from_store"),
+            recordedAt: try row.decode("recorded_at"),
+            consumedAt: try row.decode("consumed_at"),
+            refundedAt: try row.decode("refunded_at"),
+            refundReason: try row.decode("refund_reason"))
+    }
+}
