@@ -6,6 +6,12 @@ extension UnconsumedPayment {
     /// Writes the element `ledger unconsumed --json` prints (docs/contract.md §3.1).
     public func write(into w: inout JSONWriter) {
         w.beginObject()
+        writeFields(into: &w)
+        w.endObject()
+    }
+
+    /// The object's fields, for this and for ``PaymentRecord``'s object.
+    func writeFields(into w: inout JSONWriter) {
         w.field("userId", userId)
         w.field("storeCode", storeCode.rawValue)
         w.field("productId", productId)
@@ -20,6 +26,5 @@ extension UnconsumedPayment {
         w.field("payload", payload)
         w.field("sandboxPayment", sandboxPayment)
         w.field("promotionPayment", promotionPayment)
-        w.endObject()
     }
 }

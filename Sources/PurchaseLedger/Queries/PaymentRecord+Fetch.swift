@@ -18,7 +18,7 @@ extension PaymentRecord {
             SELECT p.payment_seq, p.user_id, p.store_code, p.product_id, p.product_type, p.price, p.currency,
                    p.transaction_id, coalesce(p.lineage_id, p.original_transaction_id) AS original_transaction_id,
                    p.purchase_time, coalesce(p.extended_expiry_time, p.expiry_time) AS expiry_time,
-                   p.sandbox_payment, p.promotion_payment, p.kind,
+                   p.payload, p.sandbox_payment, p.promotion_payment, p.kind,
                    p.token_sha256 IS NULL AND p.linked_token_sha256 IS NULL AS from_store,
                    p.recorded_at, p.consumed_at, p.refunded_at, p.refund_reason
               FROM ledger.payments p
@@ -26,19 +26,7 @@ extension PaymentRecord {
             """)
         guard let row = rows.first else { return nil }
         return PaymentRecord(
-            paymentSeq: try row.decode("payment_seq"),
-            userId: try row.decode("user_id"),
-            storeCode: try row.decodeEnum("store_code"),
-            productId: try row.decode("product_id"),
-            productType: try row.decodeEnum("product_type"),
-            price: try Connection.price(row.decode("price", as: PostgresNumeric.self)),
-            currency: try row.decode("currency"),
-            transactionId: try row.decode("transaction_id"),
-            originalTransactionId: try row.decode("original_transaction_id"),
-            purchaseTime: try row.decode("purchase_time"),
-            expiryTime: try row.decode("expiry_time"),
-            sandboxPayment: try row.decode("sandbox_payment"),
-            promotionPayment: try row.decode("promotion_payment"),
+            payment: try UnconsumedPayment(row: row),
             kind: try row.decode("kind"),
             fromStore: try row.decode("from_store"),
             recordedAt: try row.decode("recorded_at"),

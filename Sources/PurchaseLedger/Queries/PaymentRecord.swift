@@ -4,22 +4,9 @@ import Foundation
 /// asks about an order or a transaction id (``Ledger/lookup(_:)``, `GET /v1/lookup`). Never its
 /// purchase token.
 public struct PaymentRecord: Sendable, Hashable {
-    public var paymentSeq: String
-    /// The owner.
-    public var userId: String
-    public var storeCode: StoreCode
-    public var productId: String
-    public var productType: ProductType
-    public var price: Price
-    public var currency: String
-    public var transactionId: String
-    /// The lineage of a subscription payment; as given (often nil) for a consumable.
-    public var originalTransactionId: String?
-    public var purchaseTime: Date
-    /// The expiry the store gave, or the later one a store extended it to.
-    public var expiryTime: Date?
-    public var sandboxPayment: Bool
-    public var promotionPayment: Bool
+    /// Its fields, as `ledger unconsumed` lists a payment (the type is named for that list). Its
+    /// `expiryTime` is the later one a store extended it to, when one did.
+    public var payment: UnconsumedPayment
     /// `purchase` or `renewal`.
     public var kind: String
     /// Whether it was first learned from a store notification (no SDK line has named it with a

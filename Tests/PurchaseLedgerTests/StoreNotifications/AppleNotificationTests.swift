@@ -86,7 +86,7 @@ struct AppleNotificationTests {
                 // Looked up by the SDK's name, the payment answers with its own name and owner,
                 // and no longer as known from the store alone (its token is linked).
                 let byAlias = try #require(try PaymentRecord.fetch(c, .paymentSeq("P-9")))
-                #expect(byAlias.paymentSeq == "101" && byAlias.userId == "ua" && !byAlias.fromStore)
+                #expect(byAlias.payment.paymentSeq == "101" && byAlias.payment.userId == "ua" && !byAlias.fromStore)
                 #expect(try PaymentRecord.fetch(c, .paymentSeq("101")) == byAlias)
                 #expect(try PaymentRecord.fetch(c, .transaction(.appStore, "101")) == byAlias)
                 #expect(try PaymentRecord.fetch(c, .paymentSeq("100"))?.fromStore == true)
