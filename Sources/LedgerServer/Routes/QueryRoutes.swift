@@ -39,7 +39,7 @@ struct QueryRoutes {
         group.get("lookup") { request, _ in
             let key = try Self.paymentKey(QueryParameters(request))
             guard let payment = try await APIError.mappingDatabase({ try await ledger.lookup(key) }) else {
-                throw APIError(LedgerError(.notFound, "no payment \(Self.describe(key))"))
+                throw APIError(LedgerError(.notFound, "no payment \(key)"))
             }
             var w = JSONWriter()
             payment.write(into: &w)
@@ -47,45 +47,20 @@ struct QueryRoutes {
         }
     }
 
-    /// The one key `GET /v1/lookup` names: `paymentSeq`; `storeCode` and `transactionId`; or
-    /// `orderId` (Google Play's order id, its transaction id; `storeCode` may say `GG`).
+    /// The one key `GET /v1/lookup` names (``PaymentKey/init(paymentSeq:storeCode:transactionId:orderId:)``).
     static func paymentKey(_ query: QueryParameters) throws -> PaymentKey {
-        let seq = query.parameters.get("paymentSeq").map { String($0) }
-        let transaction = query.parameters.get("transactionId").map { String($0) }
-        let order = query.parameters.get("orderId").map { String($0) }
         let store = try query.parameters.get("storeCode").map { text -> StoreCode in
             guard let store = StoreCode(rawValue: String(text)) else {
                 throw APIError(.badRequest, LedgerError.Code.unknownStore.rawValue, "storeCode: expected AS or GG, got '\(text)'")
             }
             return store
         }
-        for (name, value) in [("paymentSeq", seq), ("transactionId", transaction), ("orderId", order)] {
-            if let value, value.isEmpty || value.unicodeScalars.count > 255 {
-                throw APIError.invalid(name, "expected 1 to 255 characters")
-            }
-        }
-        switch (seq, transaction, order) {
-        case (let seq?, nil, nil):
-            guard store == nil else { throw APIError.invalid("storeCode", "not asked with paymentSeq, which names one payment") }
-            return .paymentSeq(seq)
-        case (nil, let transaction?, nil):
-            guard let store else { throw APIError.invalid("storeCode", "required with transactionId: AS or GG") }
-            return .transaction(store, transaction)
-        case (nil, nil, let order?):
-            guard store == nil || store == .googlePlay else { throw APIError.invalid("storeCode", "an orderId is Google Play's (GG)") }
-            return .transaction(.googlePlay, order)
-        case (nil, nil, nil):
-            throw APIError.invalid("paymentSeq", "required: paymentSeq, storeCode and transactionId, or orderId")
-        default:
-            throw APIError.invalid(seq != nil ? "paymentSeq" : "transactionId",
-                                   "ask by one of paymentSeq, transactionId or orderId")
-        }
-    }
-
-    static func describe(_ key: PaymentKey) -> String {
-        switch key {
-        case .paymentSeq(let seq): seq
-        case .transaction(let store, let transaction): "with transactionId \(transaction) on store \(store.rawValue)"
+        do {
+            return try PaymentKey(paymentSeq: query.parameters.get("paymentSeq").map { String($0) }, storeCode: store,
+                                  transactionId: query.parameters.get("transactionId").map { String($0) },
+                                  orderId: query.parameters.get("orderId").map { String($0) })
+        } catch {
+            throw APIError(error)
         }
     }
 }

@@ -19,10 +19,50 @@ public struct PaymentRecord: Sendable, Hashable {
 }
 
 /// How to find a payment (``Ledger/lookup(_:)``).
-public enum PaymentKey: Sendable, Hashable {
+public enum PaymentKey: Sendable, Hashable, CustomStringConvertible {
     /// Its `paymentSeq`, or an alias of it (the name an SDK line gave a payment first learned
     /// from a store notification).
     case paymentSeq(String)
     /// The store's transaction id (for Google Play, the order id `GPA.…`).
     case transaction(StoreCode, String)
+
+    /// The one key a request names (`GET /v1/lookup`, `ledger lookup`): `paymentSeq` alone;
+    /// `storeCode` and `transactionId`; or `orderId`, Google Play's order id, which is its
+    /// transaction id (`storeCode`, when given, says `GG`). Each id has 1 to 255 characters.
+    /// Throws `INVALID_INPUT` naming the field when the key is missing, incomplete or mixed.
+    public init(paymentSeq: String?, storeCode: StoreCode?, transactionId: String?, orderId: String?) throws(LedgerError) {
+        for (name, value) in [("paymentSeq", paymentSeq), ("transactionId", transactionId), ("orderId", orderId)] {
+            if let value, value.isEmpty || value.unicodeScalars.count > 255 {
+                throw LedgerError.invalid(name, "expected 1 to 255 characters")
+            }
+        }
+        switch (paymentSeq, transactionId, orderId) {
+        case (let seq?, nil, nil):
+            guard storeCode == nil else {
+                throw LedgerError.invalid("storeCode", "not asked with paymentSeq, which names one payment")
+            }
+            self = .paymentSeq(seq)
+        case (nil, let transaction?, nil):
+            guard let storeCode else { throw LedgerError.invalid("storeCode", "required with transactionId: AS or GG") }
+            self = .transaction(storeCode, transaction)
+        case (nil, nil, let order?):
+            guard storeCode == nil || storeCode == .googlePlay else {
+                throw LedgerError.invalid("storeCode", "an orderId is Google Play's (GG)")
+            }
+            self = .transaction(.googlePlay, order)
+        case (nil, nil, nil):
+            throw LedgerError.invalid("paymentSeq", "required: paymentSeq, storeCode and transactionId, or orderId")
+        default:
+            throw LedgerError.invalid(paymentSeq != nil ? "paymentSeq" : "transactionId",
+                                      "ask by one of paymentSeq, transactionId or orderId")
+        }
+    }
+
+    /// The payment as a message names it: `P-1`, or `with transactionId T-1 on store AS`.
+    public var description: String {
+        switch self {
+        case .paymentSeq(let seq): seq
+        case .transaction(let store, let transaction): "with transactionId \(transaction) on store \(store.rawValue)"
+        }
+    }
 }
