@@ -43,17 +43,22 @@ struct FeedCommandTests {
                 try c.query("SELECT position FROM ledger.events ORDER BY tx, position").map { try $0.decode(0, as: Int64.self) }
             }
             try #require(positions.count == 3)
-            // The reader's horizon is the whole test server's: another suite's transaction may
-            // hold the events back a while, so the page is asked again until they are final.
+            // The reader's horizon is the whole test server's: another suite's write transaction
+            // (CancellationTests hold one through a 60 s sleep when their cancel comes late) holds
+            // the events back meanwhile, so the page is asked again until they are final.
             var page = try LedgerProcess.run(["events", "--limit", "2", "--json"] + url)
-            let deadline = Date().addingTimeInterval(120)
+            let deadline = Date().addingTimeInterval(600)
             while page.lines.count < 2, Date() < deadline {
                 try await Task.sleep(for: .milliseconds(100))
                 page = try LedgerProcess.run(["events", "--limit", "2", "--json"] + url)
             }
             #expect(page.status == 0, "\(page.stderr)")
             #expect(try page.lines.map { try jsonObject($0)["position"] as? Int } == positions.prefix(2).map { Int($0) })
-            let rest = try LedgerProcess.run(["events", "--after", String(positions[1])] + url)
+            var rest = try LedgerProcess.run(["events", "--after", String(positions[1])] + url)
+            while !rest.lines.contains(where: { $0.contains("PaymentConsumed") }), Date() < deadline {
+                try await Task.sleep(for: .milliseconds(100))
+                rest = try LedgerProcess.run(["events", "--after", String(positions[1])] + url)
+            }
             #expect(rest.lines.last == "next: --after \(positions[2])", "\(rest.stdout)")
             #expect(rest.lines.contains { $0.hasPrefix("\(positions[2]) ") && $0.contains("PaymentConsumed") })
             let unknown = try LedgerProcess.run(["events", "--after", "424242"] + url)
@@ -64,7 +69,7 @@ struct FeedCommandTests {
             _ = try db.withConnection {
                 try $0.ingest([Fixture.purchaseLine(["paymentSeq": "\"P-3\"", "transactionId": "\"T-3\"", "purchaseToken": "\"tok-3\""])])
             }
-            let printed = follower.waitForOutput(timeout: 120) { $0.contains { $0.contains("\"stream\":\"payment:P-3\"") } }
+            let printed = follower.waitForOutput(timeout: 600) { $0.contains { $0.contains("\"stream\":\"payment:P-3\"") } }
             #expect(printed, "printed: \(follower.linesSoFar)")
             #expect(follower.linesSoFar.count == 1)
         }

@@ -45,6 +45,10 @@ struct EventFeedTests {
                 return count
             }
             _ = try db.withConnection { try $0.ingest([Fixture.purchaseLine()]) }
+            // The event is final once every older write transaction on the test server has ended;
+            // should one never end, the feed is cancelled and the next expectation fails.
+            let watchdog = Task { try await Task.sleep(for: .seconds(600)); follower.cancel() }
+            defer { watchdog.cancel() }
             var streams = yielded.makeAsyncIterator()
             #expect(await streams.next() == "payment:P-1")
             // Nothing more comes; cancelling the task ends the sequence instead of throwing.
