@@ -11,10 +11,6 @@ extension CatchUpReader {
         if position == 0 { return CatchUpReader(after: .start, batchSize: batchSize) }
         let rows = try connection.query("SELECT tx::text AS tx_text FROM ledger.events WHERE position = \(position)")
         guard let row = rows.first else { return nil }
-        let text = try row.decode("tx_text", as: String.self)
-        guard let transaction = UInt64(text) else {
-            throw PostgresError(kind: .decoding, message: "column tx_text: \(text) is not an xid8")
-        }
-        return CatchUpReader(after: Checkpoint(transaction: transaction, position: position), batchSize: batchSize)
+        return CatchUpReader(after: Checkpoint(transaction: try transaction(row), position: position), batchSize: batchSize)
     }
 }

@@ -71,17 +71,22 @@ public struct CatchUpReader: Sendable {
     public mutating func next(on connection: Connection) throws -> [Event] {
         let rows = try connection.query(Self.query(after: checkpoint, limit: batchSize))
         let events = try rows.map { row in
-            let tx = try row.decode("tx_text", as: String.self)
-            guard let transaction = UInt64(tx) else {
-                throw PostgresError(kind: .decoding, message: "column tx_text: \(tx) is not an xid8")
-            }
-            return Event(position: try row.decode("position"), transaction: transaction,
-                         stream: try row.decode("stream"), version: try row.decode("version"),
-                         type: try row.decode("type"), data: try row.decode("data_text"),
-                         occurredAt: try row.decode("occurred_at"), recordedAt: try row.decode("recorded_at"))
+            Event(position: try row.decode("position"), transaction: try Self.transaction(row),
+                  stream: try row.decode("stream"), version: try row.decode("version"),
+                  type: try row.decode("type"), data: try row.decode("data_text"),
+                  occurredAt: try row.decode("occurred_at"), recordedAt: try row.decode("recorded_at"))
         }
         if let last = events.last { checkpoint = last.checkpoint }
         return events
+    }
+
+    /// A row's `tx_text` column: the appending transaction's `xid8`, selected as text.
+    static func transaction(_ row: Row) throws -> UInt64 {
+        let text = try row.decode("tx_text", as: String.self)
+        guard let transaction = UInt64(text) else {
+            throw PostgresError(kind: .decoding, message: "column tx_text: \(text) is not an xid8")
+        }
+        return transaction
     }
 
     /// The statement `next(on:)` runs: the final events after `checkpoint` in `(tx, position)`
