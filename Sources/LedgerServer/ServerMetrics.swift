@@ -49,6 +49,24 @@ public final class ServerMetrics: Sendable {
             .increment()
     }
 
+    /// One webhook delivery attempt ended: `ledger_webhook_deliveries_total{endpoint, result}`
+    /// (result `done`, `retrying`, `failed`, `lost`).
+    public func webhookDelivery(endpoint: Int64, result: String) {
+        CoreMetrics.Counter(label: "ledger_webhook_deliveries_total",
+                            dimensions: [("endpoint", String(endpoint)), ("result", result)], factory: factory)
+            .increment()
+    }
+
+    /// Each endpoint's oldest undelivered delivery, read at each scrape:
+    /// `ledger_webhook_oldest_undelivered_seconds{endpoint}` (0 when all is delivered).
+    func recordWebhooks(_ oldest: [(endpoint: String, seconds: Double)]) {
+        for (endpoint, seconds) in oldest {
+            CoreMetrics.Gauge(label: "ledger_webhook_oldest_undelivered_seconds", dimensions: [("endpoint", endpoint)],
+                              factory: factory)
+                .record(seconds)
+        }
+    }
+
     /// One call to a store ended: `ledger_store_calls_total{store, route, status}`.
     public func storeCall(store: String, route: String, status: String) {
         CoreMetrics.Counter(label: "ledger_store_calls_total",

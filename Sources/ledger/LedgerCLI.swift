@@ -11,7 +11,7 @@ struct LedgerCLI: AsyncParsableCommand {
         abstract: "An event-sourced purchase ledger over PostgreSQL for App Store and Google Play payments.",
         version: LedgerVersion.description,
         subcommands: [Migrate.self, Ingest.self, Unconsumed.self, Subscriptions.self, Lookup.self, Events.self, Demo.self, Analytics.self, Rebuild.self, Verify.self,
-                      Serve.self, Keys.self, Jobs.self, Reconcile.self]
+                      Serve.self, Keys.self, Jobs.self, Webhooks.self, Reconcile.self]
     )
 
     /// Runs the command; exit status 2 for a usage error or an unreachable database, with a

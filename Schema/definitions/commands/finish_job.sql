@@ -5,7 +5,8 @@
 -- when the payment is recorded or already held (or the call was the whole effect: a check of a
 -- recorded payment), and carry the job's token; when the effect is parked (its owner unknown)
 -- they are written `waiting` for its release. A store answer the
--- rules refuse fails the job for good with the refusal. Returns the effect's result, or
+-- rules refuse fails the job for good with the refusal. A job of a queue (a webhook delivery)
+-- lets the next of its queue run. Returns the effect's result, or
 -- 'duplicate' when the claim was lost (another runner took the job after the lease ran out).
 CREATE OR REPLACE FUNCTION ledger.finish_job(p_id bigint, p_attempt integer, p_effect jsonb, p_follow jsonb)
 RETURNS ledger.command_result
@@ -47,6 +48,10 @@ BEGIN
        SET state = 'done', finished_at = now(), leased_until = NULL, secret = NULL,
            outcome = r.status, payment_seq = r.payment_seq
      WHERE id = p_id;
+    -- The next job of its queue runs now (ledger.promote_queue).
+    IF j.queue IS NOT NULL THEN
+        PERFORM ledger.promote_queue(j.queue);
+    END IF;
     RETURN r;
 END
 $$;

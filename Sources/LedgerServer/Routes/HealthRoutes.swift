@@ -39,6 +39,20 @@ struct HealthRoutes {
         }) else { return }
         let (counts, oldest) = (rows.map(\.0), rows.first?.1)
         metrics.recordJobs(counts, oldestPending: oldest)
+        // Each endpoint's oldest delivery not yet made, aged from its event's commit.
+        if let webhooks = try? await ledger.pool.withConnection({ connection in
+            try connection.query("""
+                SELECT e.id::text AS endpoint,
+                       coalesce(extract(epoch FROM now() - min(coalesce(ev.recorded_at, j.created_at))), 0)::float8 AS oldest
+                  FROM ledger.webhook_endpoints e
+                  LEFT JOIN ledger.jobs j ON j.queue LIKE 'webhook:' || e.id || ':%' AND j.state IN ('pending', 'waiting')
+                  LEFT JOIN ledger.events ev ON ev.position = j.caused_by
+                 WHERE e.removed_at IS NULL
+                 GROUP BY e.id
+                """).map { (endpoint: try $0.decode("endpoint", as: String.self), seconds: try $0.decode("oldest", as: Double.self)) }
+        }) {
+            metrics.recordWebhooks(webhooks)
+        }
     }
 
     private static var healthy: Response { Response.json(#"{"status":"ok"}"#) }

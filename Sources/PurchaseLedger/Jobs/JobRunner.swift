@@ -20,6 +20,9 @@ public final class JobRunner: Sendable {
         public var giveUpAfter: Duration = .seconds(3 * 24 * 3600)
         /// Told of every run when it ends (for metrics).
         public var onRun: (@Sendable (Run) -> Void)?
+        /// Only these kinds (nil: every kind this runner can run). `ledger serve` runs webhook
+        /// deliveries in a runner of their own, with a shorter lease.
+        public var only: Set<StoreJob.Kind>?
 
         public init() {}
     }
@@ -46,6 +49,8 @@ public final class JobRunner: Sendable {
         public var paymentSeq: String?
         /// Why it failed or is retried: the store's status and code, or the refusal.
         public var error: String?
+        /// A webhook delivery's endpoint.
+        public var endpoint: Int64?
     }
 
     let ledger: Ledger
@@ -53,12 +58,15 @@ public final class JobRunner: Sendable {
     let google: GooglePlayClient?
     /// One client per accepted bundle id (each JWT names its app).
     let apple: [String: AppStoreServerClient]
+    /// The client webhook deliveries are sent with (nil: this runner sends none).
+    let webhooks: StoreHTTPClient?
     let options: Options
     let logger: Logger
 
     /// A runner for the stores `stores` configures, over `http` (shared with the reconciliations;
-    /// its owner shuts it down). Apple's clients are made for the ledger's accepted bundle ids.
-    public init(ledger: Ledger, stores: StoreAPIConfiguration, http: StoreHTTPClient,
+    /// its owner shuts it down), and for webhook deliveries over `webhooks` when given. Apple's
+    /// clients are made for the ledger's accepted bundle ids.
+    public init(ledger: Ledger, stores: StoreAPIConfiguration, http: StoreHTTPClient, webhooks: StoreHTTPClient? = nil,
                 options: Options = Options(), logger: Logger = Logger(label: "ledger.jobs")) {
         self.ledger = ledger
         self.stores = stores
@@ -68,16 +76,19 @@ public final class JobRunner: Sendable {
             for bundle in ledger.stores.appleBundleIds { apple[bundle] = configured.client(bundleId: bundle, http: http) }
         }
         self.apple = apple
+        self.webhooks = webhooks
         self.options = options
         self.logger = logger
     }
 
-    /// The kinds this runner can run: those of the stores it can reach.
+    /// The kinds this runner can run: those of the stores it can reach, and webhook deliveries
+    /// when it has their client (of ``Options/only`` when set).
     public var kinds: Set<StoreJob.Kind> {
         var kinds: Set<StoreJob.Kind> = []
         if google != nil { kinds.formUnion([.googleSubscription, .googleProduct, .googleCheck, .googleAcknowledge]) }
         if !apple.isEmpty, stores.appleConsumptionAnswers { kinds.insert(.appleConsumption) }
-        return kinds
+        if webhooks != nil { kinds.insert(.webhookDelivery) }
+        return options.only.map { kinds.intersection($0) } ?? kinds
     }
 
     /// Claims and runs the jobs due now, `concurrency` at once, until none is due and none is
@@ -157,6 +168,7 @@ public final class JobRunner: Sendable {
 
     func run(_ job: ClaimedJob) async -> Run {
         var run = Run(id: job.id, kind: job.kind.rawValue, attempt: job.attempt, result: .done)
+        if job.kind == .webhookDelivery { run.endpoint = job.args["endpoint"].flatMap { Int64($0) } }
         do {
             let (effect, follow) = try await call(job)
             let finished = try await ledger.finishJob(job, effect: effect, follow: follow)
@@ -245,6 +257,9 @@ public final class JobRunner: Sendable {
                 }
                 return (nil, [])
             }
+        case .webhookDelivery:
+            try await WebhookDelivery.send(job: job, ledger: ledger, client: webhooks)
+            return (nil, [])
         case .appleConsumption:
             let bundle = job.args["bundleId"] ?? ""
             guard let client = apple[bundle] ?? (apple.count == 1 ? apple.values.first : nil) else {

@@ -44,14 +44,18 @@ struct ClaimedJob: Sendable {
 }
 
 extension Ledger {
-    /// The jobs in one state (all when nil), newest first, at most `limit`.
-    public func jobs(state: JobRecord.State? = nil, limit: Int = 1000) async throws -> [JobRecord] {
+    /// The jobs in one state (all when nil), of one kind (all when nil) and, for webhook
+    /// deliveries, of one endpoint, newest first, at most `limit`.
+    public func jobs(state: JobRecord.State? = nil, limit: Int = 1000, kind: String? = nil,
+                     endpoint: Int64? = nil) async throws -> [JobRecord] {
         try await pool.withConnection { connection in
             try connection.query("""
                 SELECT id, kind, purpose, args::text AS args, state, attempts, run_after, leased_until, created_at,
                        finished_at, last_status, last_code, last_error, outcome, payment_seq
                   FROM ledger.jobs
-                 WHERE \(state?.rawValue)::text IS NULL OR state = \(state?.rawValue)::text
+                 WHERE (\(state?.rawValue)::text IS NULL OR state = \(state?.rawValue)::text)
+                   AND (\(kind)::text IS NULL OR kind = \(kind)::text)
+                   AND (\(endpoint.map(String.init))::text IS NULL OR args->>'endpoint' = \(endpoint.map(String.init))::text)
                  ORDER BY id DESC
                  LIMIT \(limit)
                 """).map { row in

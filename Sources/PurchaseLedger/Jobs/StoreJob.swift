@@ -18,9 +18,21 @@ public struct StoreJob: Sendable, Hashable {
         case googleAcknowledge = "google.acknowledge"
         /// PUT Send Consumption Information for Apple's CONSUMPTION_REQUEST.
         case appleConsumption = "apple.consumption"
+        /// POST of one event or entitlement change to a webhook endpoint (README, "Webhooks"):
+        /// the one job kind that is not a call to a store, run by the same mechanism.
+        case webhookDelivery = "webhook.delivery"
 
-        /// The store whose API the job calls.
-        public var store: StoreCode { self == .appleConsumption ? .appStore : .googlePlay }
+        /// The kinds that call a store's API.
+        public static let storeKinds: Set<Kind> = Set(allCases).subtracting([.webhookDelivery])
+
+        /// The store whose API the job calls (nil for a webhook delivery).
+        public var store: StoreCode? {
+            switch self {
+            case .appleConsumption: .appStore
+            case .googleSubscription, .googleProduct, .googleCheck, .googleAcknowledge: .googlePlay
+            case .webhookDelivery: nil
+            }
+        }
     }
 
     public var kind: Kind

@@ -61,7 +61,7 @@ public struct Definition: Sendable, Hashable {
     /// The order of the concerns: each may use what the ones before it define, and the views,
     /// which PostgreSQL checks when they are created, come after the live projection tables.
     /// The rules are data the command functions read when they run.
-    public static let groups = ["rules", "log", "projections", "commands", "queries", "analytics", "analytics/views"]
+    public static let groups = ["rules", "log", "projections", "commands", "queries", "webhooks", "analytics", "analytics/views"]
 
     /// Every definition of this build, by group in ``groups``' order, then by file name.
     public static let all: [Definition] = EmbeddedSchema.files

@@ -89,6 +89,21 @@ public struct CatchUpReader: Sendable {
         return transaction
     }
 
+    /// The checkpoint after the newest event that is final now (`.start` when there is none): a
+    /// reader starting there reads only what commits from now on (a new webhook endpoint's
+    /// start). One backward step of `events_tx_position_idx`, under the rule of ``query(after:limit:)``.
+    package static func end(on connection: Connection) throws -> Checkpoint {
+        let rows = try connection.query("""
+            SELECT e.tx::text AS tx_text, e.position
+              FROM ledger.events e
+             WHERE e.tx < pg_snapshot_xmin(pg_current_snapshot())
+             ORDER BY e.tx DESC, e.position DESC
+             LIMIT 1
+            """)
+        guard let row = rows.first else { return .start }
+        return Checkpoint(transaction: try transaction(row), position: try row.decode("position"))
+    }
+
     /// The statement `next(on:)` runs: the final events after `checkpoint` in `(tx, position)`
     /// order, at most `limit` of them (tests EXPLAIN it).
     ///

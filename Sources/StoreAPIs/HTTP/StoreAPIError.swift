@@ -15,6 +15,9 @@ public struct StoreAPIError: Error, Sendable, Equatable, CustomStringConvertible
         case googlePlay = "google-play"
         /// The App Store Server API.
         case appStore = "app-store"
+        /// A webhook receiver of the ledger's own (README, "Webhooks"): not a store, sent by the
+        /// same client.
+        case webhook = "webhook"
     }
 
     /// What went wrong.
@@ -74,8 +77,12 @@ public struct StoreAPIError: Error, Sendable, Equatable, CustomStringConvertible
     }
 
     /// Whether trying again later can succeed: 408, 429, any 5xx, a timeout or a connection
-    /// failure. Any other answer (400, 401 after a fresh credential, 403, 404) fails for good.
+    /// failure. Any other answer (400, 401 after a fresh credential, 403, 404) fails for good,
+    /// except from a webhook receiver.
     public var isRetryable: Bool {
+        // A webhook receiver that answers anything but 2xx may be fixed and come back: every
+        // failure but a request that cannot be made is tried again, for up to three days.
+        if store == .webhook { return kind != .invalidRequest }
         switch kind {
         case .status(let status): return status == 408 || status == 429 || (500...599).contains(status)
         case .timeout, .connection: return true

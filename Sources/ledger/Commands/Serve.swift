@@ -49,7 +49,7 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Service account the push subscription authenticates as (default: LEDGER_GOOGLE_PUSH_EMAIL).")
     var googlePushEmail: String?
 
-    @Option(help: "Store jobs run at once; 0: none here, another server or `ledger jobs run` runs them (default: LEDGER_JOB_CONCURRENCY, else 8).")
+    @Option(help: "Store jobs run at once, and webhook deliveries sent at once; 0: none here, another server or `ledger jobs run` and `ledger webhooks run` run them (default: LEDGER_JOB_CONCURRENCY, else 8).")
     var jobConcurrency: Int?
 
     @Option(help: "trace, debug, info, notice, warning, error or critical (default: LEDGER_LOG_LEVEL, else info).")
@@ -111,6 +111,10 @@ struct Serve: AsyncParsableCommand {
             await StoreWork(ledger: ledger, api: api, logger: logger, metrics: metrics, concurrency: concurrency).run()
         }
         defer { storeWork.cancel() }
+        let webhookWork = Task {
+            await WebhookWork(ledger: ledger, logger: logger, metrics: metrics, concurrency: concurrency).run()
+        }
+        defer { webhookWork.cancel() }
         do {
             try await LedgerServer.run(ledger: ledger, configuration: configuration, logger: logger, metrics: metrics) { port in
                 FileHandle.standardOutput.write(Data("listening on http://\(host):\(port)\n".utf8))

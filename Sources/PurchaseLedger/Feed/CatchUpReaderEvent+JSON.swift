@@ -1,12 +1,17 @@
 import Foundation
 import LedgerJSON
-import PurchaseLedger
 
 extension CatchUpReader.Event {
     /// Writes an event as the feed shows it (`GET /v1/events`): its place in the log, its type,
     /// its data as stored (Schema/EVENTS.md) and its two times in UTC.
     public func write(into w: inout JSONWriter) {
         w.beginObject()
+        writeFields(into: &w)
+        w.endObject()
+    }
+
+    /// The fields of ``write(into:)``, inside an object the caller writes (a webhook's body).
+    public func writeFields(into w: inout JSONWriter) {
         w.key("position")
         w.rawNumber(String(position))
         w.field("stream", stream)
@@ -16,7 +21,6 @@ extension CatchUpReader.Event {
         w.value((try? JSONParser.parse(data)) ?? .null)
         w.field("occurredAt", occurredAt)
         w.field("recordedAt", recordedAt)
-        w.endObject()
     }
 }
 

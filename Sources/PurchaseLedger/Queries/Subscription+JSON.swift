@@ -1,6 +1,5 @@
 import Foundation
 import LedgerJSON
-import PurchaseLedger
 
 extension Subscription {
     /// Writes the element `ledger subscriptions --json` prints (docs/contract.md §3.2).
