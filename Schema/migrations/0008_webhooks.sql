@@ -45,3 +45,7 @@ ALTER TABLE ledger.jobs ADD COLUMN queue text, ADD COLUMN queue_position bigint;
 CREATE INDEX jobs_queue_idx ON ledger.jobs (queue, queue_position, id)
     WHERE queue IS NOT NULL AND state IN ('pending', 'waiting');
 GRANT SELECT (queue, queue_position) ON ledger.jobs TO ledger_reader;
+
+-- `ledger serve` follows the log for webhooks and the event feed (GET /v1/events): its login,
+-- ledger_store, reads the events (and still cannot write them).
+GRANT SELECT ON ledger.events TO ledger_store;

@@ -69,9 +69,8 @@ extension Ledger {
     }
 
     /// `ledger webhooks replay --from POSITION`: the endpoint's deliveries from that log position
-    /// on are sent again (each with its own event id), and events it never had from there are
-    /// delivered too. Returns the deliveries queued again; nil when there is no such endpoint,
-    /// or no event at `position`.
+    /// on, done or failed, are sent again in their order, each with its own event id and body.
+    /// Returns how many; nil when there is no such endpoint.
     public func replayWebhook(id: Int64, from position: Int64) async throws -> Int? {
         try await pool.withConnection { connection in
             try connection.query("SELECT ledger.webhook_replay(\(id), \(position)) AS n")[0].decode("n", as: Int32?.self).map(Int.init)

@@ -15,7 +15,7 @@ struct Webhooks: AsyncParsableCommand {
     struct Add: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Add an endpoint; prints its signing secret, once.",
-            discussion: "It receives what is appended from now on; `ledger webhooks replay` sends older events. Types: "
+            discussion: "It receives what is appended from now on (`ledger events --after` reads older events; `ledger webhooks replay` sends its own deliveries again). Types: "
                 + WebhookEndpoint.eventTypes.joined(separator: ", ") + ".")
 
         @Option(help: "Where deliveries are POSTed (http:// or https://).")
@@ -95,7 +95,7 @@ struct Webhooks: AsyncParsableCommand {
     struct Replay: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Send an endpoint's deliveries again from a log position on (failed ones included), in order.",
-            discussion: "Each keeps its event id and body, so a receiver that stores ids takes each once. Events from that position on that the endpoint never had (it was added later) are delivered too.")
+            discussion: "Each keeps its event id and body, so a receiver that stores ids takes each once. Events from before the endpoint was added were never its deliveries: `ledger events --after` reads the log from any position.")
 
         @Argument(help: "The endpoint's id (ledger webhooks list).")
         var id: Int64
@@ -111,9 +111,9 @@ struct Webhooks: AsyncParsableCommand {
 
         func run() async throws {
             guard let count = try await database.withLedger({ try await $0.replayWebhook(id: id, from: from) }) else {
-                Terminal.fail("ledger: no webhook endpoint \(id), or no event at position \(from)", status: 1)
+                Terminal.fail("ledger: no webhook endpoint \(id)", status: 1)
             }
-            print("endpoint \(id): \(count) deliveries queued again from position \(from); older events it never had follow")
+            print("endpoint \(id): \(count) deliveries queued again from position \(from)")
         }
     }
 
