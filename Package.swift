@@ -140,6 +140,9 @@ let package = Package(
             dependencies: [
                 "PurchaseLedger", "Postgres", "LedgerJSON", "LedgerDemo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                // The webhooks' measure: a fast receiver on loopback.
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres"]),

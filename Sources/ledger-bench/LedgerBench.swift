@@ -58,6 +58,9 @@ struct LedgerBench: AsyncParsableCommand {
     @Option(help: "The store fake of --store-jobs. Default: $FAKE_STORE_API, else shared/tools/fake-store-api beside the repository.")
     var fakeStoreApi: String?
 
+    @Flag(help: "Measure only the webhooks (issue #31): `ledger ingest` of --events demo lines while `ledger serve` delivers every event to a fast receiver on loopback, beside the same ingest with no endpoint; deliveries/s and the lag from commit to arrival.")
+    var webhooks = false
+
     @Flag(help: "Keep the scratch database.")
     var keep = false
 
@@ -74,6 +77,10 @@ struct LedgerBench: AsyncParsableCommand {
         }
         if storeJobs {
             printReport(try storeJobFigures(serverConninfo: server.conninfo), events: 0)
+            return
+        }
+        if webhooks {
+            printReport(try await webhookFigures(serverConninfo: server.conninfo), events: events)
             return
         }
         let name = "ledger_bench_\(getpid())"
@@ -316,6 +323,55 @@ struct LedgerBench: AsyncParsableCommand {
                    baselineName: nil, baseline: nil, goal: .valueAtMost(0)),
             Figure(path: "SIGTERM under HTTP load", name: "acknowledged (of \(stop.acknowledged)) missing from the log",
                    unit: "purchases", value: Double(stop.lost), baselineName: nil, baseline: nil, goal: .valueAtMost(0)),
+        ]
+    }
+
+    /// The webhooks' figures: `runs` rounds, each an ingest with no endpoint, then one delivering
+    /// to a receiver (the order alternates between rounds); medians of the rates, the lag's
+    /// quantiles over every round's events.
+    private func webhookFigures(serverConninfo: String) async throws -> [Figure] {
+        step("writing \(events) demo lines")
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-bench-webhooks-\(getpid()).ndjson").path
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let (lines, _) = try writeDemo(file)
+        let paths = WebhookPaths(serverConninfo: serverConninfo, ledgerBinary: ledgerBinary(), deliveryConcurrency: jobConcurrency)
+        let runs = max(1, self.runs)
+        let rounds = try await WebhookPaths.withReceiver { receiver in
+            var without: [Double] = [], with: [Double] = [], rates: [Double] = [], lags: [Double] = [], drains: [Double] = []
+            for r in 0..<runs {
+                for delivering in r % 2 == 0 ? [false, true] : [true, false] {
+                    step("round \(r + 1): ingest of \(lines) lines \(delivering ? "delivering every event to \(receiver.url)" : "with no endpoint")")
+                    let run = try await paths.measure(file: file, lines: lines, receiver: delivering ? receiver : nil,
+                                                      tag: "\(delivering ? "with" : "without")\(r)") { self.step($0) }
+                    if delivering {
+                        with.append(run.ingestPerSecond)
+                        rates.append(run.deliveriesPerSecond)
+                        drains.append(run.drainSeconds)
+                        lags += run.lags
+                        self.step(String(format: "round %d: ingest %.0f lines/s, %.0f deliveries/s, lag p50 %.2f s p99 %.2f s, drained %.1f s after the ingest",
+                                         r + 1, run.ingestPerSecond, run.deliveriesPerSecond, Measure.quantile(run.lags, 0.5),
+                                         Measure.quantile(run.lags, 0.99), run.drainSeconds))
+                    } else {
+                        without.append(run.ingestPerSecond)
+                        self.step(String(format: "round %d: ingest %.0f lines/s with no endpoint", r + 1, run.ingestPerSecond))
+                    }
+                }
+            }
+            return (without, with, rates, lags, drains)
+        }
+        let (without, with, rates, lags, drains) = rounds
+        return [
+            Figure(path: "ledger ingest, every event delivered", name: "lines/s, \(lines) lines", unit: "lines/s",
+                   value: Measure.median(with), baselineName: "the same ingest, no endpoint", baseline: Measure.median(without),
+                   goal: .reference),
+            Figure(path: "webhook deliveries (fast receiver)", name: "deliveries/s, \(jobConcurrency) at once", unit: "deliveries/s",
+                   value: Measure.median(rates), baselineName: nil, baseline: nil, goal: .reference),
+            Figure(path: "webhook lag, commit to arrival", name: "p50 over \(lags.count) events", unit: "s",
+                   value: Measure.quantile(lags, 0.5), baselineName: nil, baseline: nil, goal: .reference),
+            Figure(path: "webhook lag, commit to arrival", name: "p99 over \(lags.count) events", unit: "s",
+                   value: Measure.quantile(lags, 0.99), baselineName: nil, baseline: nil, goal: .reference),
+            Figure(path: "webhook drain after the ingest", name: "seconds", unit: "s",
+                   value: Measure.median(drains), baselineName: nil, baseline: nil, goal: .reference),
         ]
     }
 

@@ -60,6 +60,7 @@ public final class JobRunner: Sendable {
     let apple: [String: AppStoreServerClient]
     /// The client webhook deliveries are sent with (nil: this runner sends none).
     let webhooks: StoreHTTPClient?
+    let webhookTargets = WebhookDelivery.Targets()
     let options: Options
     let logger: Logger
 
@@ -258,7 +259,7 @@ public final class JobRunner: Sendable {
                 return (nil, [])
             }
         case .webhookDelivery:
-            try await WebhookDelivery.send(job: job, ledger: ledger, client: webhooks)
+            try await WebhookDelivery.send(job: job, ledger: ledger, client: webhooks, targets: webhookTargets)
             return (nil, [])
         case .appleConsumption:
             let bundle = job.args["bundleId"] ?? ""

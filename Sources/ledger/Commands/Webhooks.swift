@@ -182,7 +182,8 @@ struct Webhooks: AsyncParsableCommand {
         }
 
         func run() async throws {
-            let runs = try await database.withLedger { ledger in
+            // A connection per delivery at once, and one for the dispatcher.
+            let runs = try await database.withLedger(poolSize: concurrency + 1) { ledger in
                 let http = Webhooks.client()
                 defer { Task { try? await http.shutdown() } }
                 var settings = JobRunner.Options()

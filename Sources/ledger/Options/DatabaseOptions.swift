@@ -8,11 +8,12 @@ struct DatabaseOptions: ParsableArguments {
             help: "A postgresql:// URL or key=value conninfo. Default: $DATABASE_URL, then libpq's PG* variables.")
     var databaseURL: String?
 
-    /// Runs `body` with a `Ledger` of one connection (the library's calls, as the README shows
-    /// them) and closes it; a database that cannot be reached exits 2 with a one-line reason.
-    func withLedger<T>(reportTimeout: Duration? = Ledger.defaultReportTimeout,
+    /// Runs `body` with a `Ledger` of `poolSize` connections (one: the library's calls, as the
+    /// README shows them) and closes it; a database that cannot be reached exits 2 with a
+    /// one-line reason.
+    func withLedger<T>(reportTimeout: Duration? = Ledger.defaultReportTimeout, poolSize: Int = 1,
                        _ body: (Ledger) async throws -> T) async throws -> T {
-        let ledger = Ledger(databaseURL: databaseURL, poolSize: 1, reportTimeout: reportTimeout, logger: LedgerLog.logger)
+        let ledger = Ledger(databaseURL: databaseURL, poolSize: poolSize, reportTimeout: reportTimeout, logger: LedgerLog.logger)
         do {
             let value = try await body(ledger)
             await ledger.close()
