@@ -13,7 +13,7 @@ struct StoreWork {
     let logger: Logger
     let metrics: ServerMetrics
     /// Jobs run at once: each mostly waits (for the store's answer, for its commit), so more than
-    /// the cores. 0: this server runs none (a webhook-only server beside a worker that does);
+    /// the cores. 0: this server runs none (it only takes the stores' notifications, beside a worker that runs them);
     /// it still reconciles.
     var concurrency = 8
     var interval: Duration = .seconds(3600)
