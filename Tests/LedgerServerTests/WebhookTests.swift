@@ -156,6 +156,22 @@ extension LedgerServerTests {
                     let data = try #require(notEntitled.json["data"] as? [String: Any])
                     #expect(data["originalTransactionId"] as? String == "T-S-1" && data["entitled"] as? Bool == false)
                     #expect(((notEntitled.json["state"] as? [String: Any])?["entitled"] as? [Any])?.isEmpty == true)
+
+                    // A refund ends a month's entitlement at once: the change comes with the event.
+                    try db.withConnection {
+                        _ = try $0.ingest([Self.purchase("s2", "S-2", [
+                            "productId": "\"vip\"", "productType": "\"AUTO_RENEWABLE\"", "price": "\"4.99\"",
+                            "originalTransactionId": "\"T-S-2\"",
+                            "purchaseTime": "\"\(formatter.string(from: Date().addingTimeInterval(-60)))\"",
+                            "expiryTime": "\"\(formatter.string(from: Date().addingTimeInterval(30 * 86400)))\""])])
+                    }
+                    #expect(try await receiver.wait(timeout: .seconds(60)) { $0.contains { $0.userId == "s2" } })
+                    try db.withConnection { _ = try $0.ingest([#"{"type":"refund","paymentSeq":"S-2","reason":"test"}"#]) }
+                    let refunded = try await receiver.wait(timeout: .seconds(60)) { $0.filter { $0.userId == "s2" }.count >= 2 }
+                    #expect(refunded)
+                    let s2 = receiver.accepted.filter { $0.userId == "s2" }
+                    #expect(s2.map(\.type) == ["SubscriptionEntitled", "SubscriptionNotEntitled"])
+                    #expect(s2.map { $0.json["cause"] as? String } == ["event", "event"])
                 }
             }
         }
