@@ -130,6 +130,31 @@ extension LedgerServerTests {
             }
         }
 
+        /// A notification parked while its owner was unknown is the user's once an account link
+        /// releases it: the notification (parked), what it recorded, the link and the release.
+        @Test func aParkedNotificationIsTheUsersOnceReleased() async throws {
+            try await ServerHarness.with { server in
+                let mint = Self.mint
+                let parked = try server.database.withConnection {
+                    try $0.ingest([mint.line(M.payload("SUBSCRIBED", uuid: "n-p", signed: "2026-03-01T00:00:00Z",
+                                                       transaction: M.transaction("200", original: "200", purchase: "2026-03-01T00:00:00Z",
+                                                                                  expires: "2026-04-01T00:00:00Z", account: "acct-3")))],
+                                  stores: mint.stores)
+                }
+                try #require(parked.map(\.status) == [.parked])
+                let reader = try server.key(.reader)
+                #expect(Self.entries(try await server.send("GET", "/v1/users/u3/history", key: reader)).isEmpty)
+                _ = try server.database.withConnection {
+                    try $0.ingest([#"{"type":"accountLink","userId":"u3","storeCode":"AS","appAccountToken":"acct-3"}"#])
+                }
+                let reply = try await server.send("GET", "/v1/users/u3/history", key: reader)
+                let entries = Self.entries(reply)
+                #expect(entries.map { $0["change"] as? String } == ["notification:parked", "recorded", "accountLinked", "released"],
+                        "\(reply.text)")
+                #expect(entries.map { $0["notificationId"] as? String } == ["n-p", nil, nil, "n-p"])
+            }
+        }
+
         @Test func anUnknownUserHasAnEmptyHistoryAndTheLimitKeepsTheLatest() async throws {
             try await ServerHarness.with { server in
                 try Self.ingest(server)
