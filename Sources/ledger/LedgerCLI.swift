@@ -10,7 +10,7 @@ struct LedgerCLI: AsyncParsableCommand {
         commandName: "ledger",
         abstract: "An event-sourced purchase ledger over PostgreSQL for App Store and Google Play payments.",
         version: LedgerVersion.description,
-        subcommands: [Migrate.self, Ingest.self, Unconsumed.self, Subscriptions.self, Lookup.self, Events.self, Demo.self, Analytics.self, Rebuild.self, Verify.self,
+        subcommands: [Migrate.self, Ingest.self, Unconsumed.self, Subscriptions.self, Lookup.self, History.self, Events.self, Demo.self, Analytics.self, Rebuild.self, Verify.self,
                       Serve.self, Keys.self, Jobs.self, Webhooks.self, Reconcile.self]
     )
 

@@ -18,7 +18,7 @@ struct QueryCommandTests {
     @Test(arguments: ["", String(repeating: "x", count: 129), String(repeating: "u", count: 100_000)])
     func aUserIdTheContractRefusesIsAUsageErrorNamingUser(user: String) async throws {
         try await TestDatabase.with { db in
-            for command in [["unconsumed"], ["subscriptions"], ["subscriptions", "--json", "--include-expired"]] {
+            for command in [["unconsumed"], ["subscriptions"], ["subscriptions", "--json", "--include-expired"], ["history"]] {
                 let out = try LedgerProcess.run(command + ["--user", user, "--database-url", db.conninfo])
                 #expect(out.status == 2, "\(command): \(out.stderr.prefix(200))")
                 #expect(out.stdout.isEmpty, "\(command) printed \(out.stdout.count) characters")

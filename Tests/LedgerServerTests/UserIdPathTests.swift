@@ -50,6 +50,8 @@ extension LedgerServerTests {
                     #expect(unconsumed.status == 200 && unconsumed.body.contains("\"paymentSeq\":\"P-\(n)\""), "\(id): \(unconsumed.body)")
                     let subscriptions = try await Self.get(server, path + "/subscriptions?at=2026-01-15T00:00:00Z", key: reader)
                     #expect(subscriptions.status == 200 && subscriptions.body.contains("\"latestPaymentSeq\":\"S-\(n)\""), "\(id): \(subscriptions.body)")
+                    let history = try await Self.get(server, path + "/history", key: reader)
+                    #expect(history.status == 200 && history.body.contains("\"paymentSeq\":\"P-\(n)\""), "\(id): \(history.body)")
                 }
                 // Decoded once: `u%31` is `u1`, and `%2541` is the id `%41`, not `A`.
                 let u1 = try await Self.get(server, "/v1/users/u%31/unconsumed", key: reader)
@@ -69,7 +71,7 @@ extension LedgerServerTests {
         func anIdTheContractRefusesIs400NamingUserId(id: String) async throws {
             try await ServerHarness.with { server in
                 let reader = try server.key(.reader)
-                for route in ["unconsumed", "subscriptions"] {
+                for route in ["unconsumed", "subscriptions", "history"] {
                     let reply = try await Self.get(server, "/v1/users/\(id)/\(route)", key: reader)
                     #expect(reply.status == 400 && reply.json["code"] as? String == "INVALID_INPUT", "\(id) \(route): \(reply.status) \(reply.body)")
                     #expect((reply.json["message"] as? String)?.hasPrefix("userId:") == true, "\(reply.body)")

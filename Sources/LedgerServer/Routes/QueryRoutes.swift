@@ -5,8 +5,9 @@ import LedgerOutput
 import PurchaseLedger
 
 /// The contract's queries (docs/contract.md §3.1, §3.2) for roles `reader` and `writer`: the same
-/// JSON arrays `ledger unconsumed --json` and `ledger subscriptions --json` print; and one
-/// payment by its name, store transaction or order id, with its owner and state (`GET /v1/lookup`).
+/// JSON arrays `ledger unconsumed --json` and `ledger subscriptions --json` print; a user's
+/// history, as `ledger history --json` prints it; and one payment by its name, store transaction
+/// or order id, with its owner and state (`GET /v1/lookup`).
 struct QueryRoutes {
     let ledger: Ledger
 
@@ -34,6 +35,14 @@ struct QueryRoutes {
             w.beginArray()
             for subscription in subscriptions { subscription.write(into: &w) }
             w.endArray()
+            return Response.json(w.string)
+        }
+        group.get("users/{userId}/history") { request, context in
+            let userId = try context.userId()
+            let limit = try QueryParameters(request).integer("limit", default: 1000, in: 1...Int64(Ledger.maxHistoryLimit))
+            let history = try await APIError.mappingDatabase { try await ledger.history(userId: userId, limit: Int(limit)) }
+            var w = JSONWriter()
+            history.write(into: &w)
             return Response.json(w.string)
         }
         group.get("lookup") { request, _ in

@@ -28,3 +28,22 @@ extension Ledger {
         try await pool.withConnection { try PaymentRecord.fetch($0, key) }
     }
 }
+
+extension Ledger {
+    /// The most entries one history answers.
+    public static let maxHistoryLimit = 10_000
+
+    /// Every event about the user's payments, subscriptions, restores, account links and store
+    /// notifications, the latest `limit` of them in time order, each with what it changed and the
+    /// jobs it caused. A user the ledger does not know has an empty history.
+    ///
+    /// Throws ``LedgerError`` `INVALID_INPUT` naming `userId` when the contract refuses the id, or
+    /// `limit` when it is not 1 to ``maxHistoryLimit``.
+    public func history(userId: String, limit: Int = 1000) async throws -> UserHistory {
+        try LedgerCommand.validateUserId(userId)
+        guard (1...Self.maxHistoryLimit).contains(limit) else {
+            throw LedgerError.invalid("limit", "expected 1 to \(Self.maxHistoryLimit), got \(limit)")
+        }
+        return try await pool.withConnection { try UserHistory.fetch($0, userId: userId, limit: limit) }
+    }
+}

@@ -1,0 +1,111 @@
+-- A user's history (GET /v1/users/{userId}/history, `ledger history`): every event about the
+-- user's payments, subscription lineages, restores, account links and store notifications, the
+-- latest p_limit of them in time order (occurred_at, then position). Each row carries the change
+-- the event made (`change`, machine-readable) and a one-line summary for people; an event that
+-- caused jobs (ledger.jobs.caused_by) has one row per job, in job id order, and one row with
+-- null job columns otherwise. Purchase tokens and their digests are never returned.
+--
+-- Which events are the user's:
+--   * those whose data names the user (data->>'userId'; events_user_idx, 0009_history_indexes.sql):
+--     every payment event, lineage events, restores, account links, notification releases;
+--   * the store notifications (NotificationReceived, which names no user) that one of those
+--     names: a lineage event's notificationId, a release's own stream;
+--   * a notification appended in the transaction of one of those events whose owner is the
+--     user (ledger.notify appends a notification after its effect's events, in one transaction;
+--     ledger.notification_owner is the rule for whose it is);
+--   * the notification whose job learned one of those notifications' payment (a learned
+--     payment's id is the asking notification's id, '/', and the API: GoogleAnswers.swift).
+-- A notification that changed nothing of the user's (ignored, a duplicate) is not found.
+--
+-- SECURITY DEFINER: a ledger_writer login may ask too, and only ledger_reader may read jobs.
+CREATE OR REPLACE FUNCTION ledger.user_history(p_user_id text, p_limit integer)
+RETURNS TABLE (event_position bigint, occurred_at timestamptz, recorded_at timestamptz, stream text, type text,
+               change text, summary text, store_code text, payment_seq text, original_transaction_id text,
+               notification_id text, job_id bigint, job_kind text, job_state text, job_outcome text)
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+WITH own AS MATERIALIZED (
+    SELECT e.position, e.occurred_at, e.recorded_at, e.stream, e.type, e.data, e.tx
+      FROM ledger.events e
+     WHERE e.data->>'userId' = p_user_id
+),
+named AS MATERIALIZED (
+    SELECT n.position, n.occurred_at, n.recorded_at, n.stream, n.type, n.data, n.tx
+      FROM ledger.events n
+     WHERE n.type = 'NotificationReceived'
+       AND n.stream IN (SELECT CASE WHEN o.type = 'NotificationReleased' THEN o.stream
+                                    ELSE 'notification:' || (o.data->>'storeCode') || ':' || (o.data->>'notificationId') END
+                          FROM own o
+                         WHERE o.data ? 'notificationId')
+    UNION
+    -- LATERAL: one range of events_tx_position_idx per transaction (a join lets the planner
+    -- scan the whole log for notifications and ask each one's owner).
+    SELECT n.position, n.occurred_at, n.recorded_at, n.stream, n.type, n.data, n.tx
+      FROM (SELECT DISTINCT o.tx FROM own o) t
+     CROSS JOIN LATERAL (SELECT e.position, e.occurred_at, e.recorded_at, e.stream, e.type, e.data, e.tx
+                           FROM ledger.events e
+                          WHERE e.tx = t.tx AND e.type = 'NotificationReceived'
+                         OFFSET 0) n
+     WHERE ledger.notification_owner(n.data) = p_user_id
+),
+asked AS (
+    SELECT n.position, n.occurred_at, n.recorded_at, n.stream, n.type, n.data, n.tx
+      FROM ledger.events n
+     WHERE n.type = 'NotificationReceived'
+       AND n.stream IN (SELECT 'notification:GG:' || left(l.data->>'notificationId', -length('/' || (l.data->>'notificationType')))
+                          FROM named l
+                         WHERE l.data->>'effect' = 'learnedPayment'
+                           AND l.data->>'notificationId' LIKE '%/' || (l.data->>'notificationType'))
+),
+latest AS (
+    SELECT * FROM (SELECT * FROM own UNION SELECT * FROM named UNION SELECT * FROM asked) a
+     ORDER BY a.occurred_at DESC, a.position DESC
+     LIMIT p_limit
+)
+SELECT e.position, e.occurred_at, e.recorded_at, e.stream, e.type,
+       CASE e.type
+            WHEN 'PurchaseRecorded' THEN 'recorded'
+            WHEN 'RenewalRecorded' THEN 'renewed'
+            WHEN 'PaymentConsumed' THEN 'consumed'
+            WHEN 'PaymentRefunded' THEN 'refunded'
+            WHEN 'RefundReversed' THEN 'refundReversed'
+            WHEN 'ExpiryExtended' THEN 'expiryExtended'
+            WHEN 'PaymentLinked' THEN 'linked'
+            WHEN 'AutoRenewCancelled' THEN 'autoRenewCancelled'
+            WHEN 'AutoRenewEnabled' THEN 'autoRenewEnabled'
+            WHEN 'BillingStateChanged' THEN 'billingState:' || (e.data->>'state')
+            WHEN 'PurchasesRestored' THEN 'restored'
+            WHEN 'AccountLinked' THEN 'accountLinked'
+            WHEN 'NotificationReceived' THEN 'notification:' || (e.data->>'outcome')
+            WHEN 'NotificationReleased' THEN 'released'
+            ELSE e.type END,
+       CASE e.type
+            WHEN 'PurchaseRecorded' THEN format('%s bought %s (%s) for %s %s, transaction %s', e.data->>'paymentSeq',
+                 e.data->>'productId', e.data->>'productType', e.data->>'price', e.data->>'currency', e.data->>'transactionId')
+                 || coalesce(', expires ' || ledger.history_time(e.data->>'expiryTime'), '')
+            WHEN 'RenewalRecorded' THEN format('%s renewed %s for %s %s, transaction %s', e.data->>'paymentSeq',
+                 e.data->>'productId', e.data->>'price', e.data->>'currency', e.data->>'transactionId')
+                 || coalesce(', expires ' || ledger.history_time(e.data->>'expiryTime'), '')
+            WHEN 'PaymentConsumed' THEN format('%s consumed: goods handed out', e.data->>'paymentSeq')
+            WHEN 'PaymentRefunded' THEN format('%s refunded', e.data->>'paymentSeq') || coalesce(' (' || (e.data->>'reason') || ')', '')
+            WHEN 'RefundReversed' THEN format('%s: its refund reversed', e.data->>'paymentSeq')
+            WHEN 'ExpiryExtended' THEN format('%s extended to %s', e.data->>'paymentSeq', ledger.history_time(e.data->>'expiryTime'))
+            WHEN 'PaymentLinked' THEN format('%s named %s by the backend', e.data->>'paymentSeq', e.data->>'alias')
+            WHEN 'AutoRenewCancelled' THEN format('subscription %s: auto-renew off', e.data->>'originalTransactionId')
+            WHEN 'AutoRenewEnabled' THEN format('subscription %s: auto-renew on', e.data->>'originalTransactionId')
+            WHEN 'BillingStateChanged' THEN format('subscription %s: billing state %s', e.data->>'originalTransactionId', e.data->>'state')
+                 || coalesce(', grace period until ' || ledger.history_time(e.data->>'gracePeriodExpiresAt'), '')
+            WHEN 'PurchasesRestored' THEN format('restore: %s of %s payments recorded',
+                 jsonb_array_length(coalesce(e.data->'recorded', '[]')), jsonb_array_length(coalesce(e.data->'items', '[]')))
+            WHEN 'AccountLinked' THEN format('account %s linked', e.data->>'appAccountToken')
+            WHEN 'NotificationReceived' THEN format('%s notification %s (%s): %s', e.data->>'storeCode',
+                 e.data->>'notificationType', e.data->>'effect', e.data->>'outcome')
+            WHEN 'NotificationReleased' THEN 'parked notification applied, its owner known'
+            ELSE e.type END,
+       e.data->>'storeCode', e.data->>'paymentSeq', e.data->>'originalTransactionId', e.data->>'notificationId',
+       j.id, j.kind, j.state, j.outcome
+  FROM latest e
+  LEFT JOIN ledger.jobs j ON j.caused_by = e.position
+ ORDER BY e.occurred_at, e.position, j.id
+$$;
+REVOKE ALL ON FUNCTION ledger.user_history(text, integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION ledger.user_history(text, integer) TO ledger_reader, ledger_writer;
