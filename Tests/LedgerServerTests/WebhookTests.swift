@@ -99,8 +99,10 @@ extension LedgerServerTests {
                         #expect(request.json["id"] as? String == request.eventId)
                     }
                     let sample = try #require(requests.first)
-                    #expect(!WebhookReceiver.verify(signature: sample.signature, body: sample.body.replacingOccurrences(of: "u1", with: "u9"),
-                                                    secret: endpoint.secret), "a forged body passes")
+                    let forged = sample.body.replacingOccurrences(of: "\"userId\":\"", with: "\"userId\":\"x")
+                    #expect(forged != sample.body)
+                    #expect(!WebhookReceiver.verify(signature: sample.signature, body: forged, secret: endpoint.secret),
+                            "a forged body passes")
                     #expect(!WebhookReceiver.verify(signature: sample.signature, body: sample.body, secret: "whsec_other"))
                     #expect(!WebhookReceiver.verify(signature: sample.signature, body: sample.body, secret: endpoint.secret,
                                                     now: sample.receivedAt.addingTimeInterval(600)), "a stale signature passes")
