@@ -1,10 +1,12 @@
 import Foundation
 import PurchaseLedger
 
-/// Turns revenue and subscriber reports into line charts: every period of the range on the
-/// x axis (a period without a row counts as zero), one line per store.
-enum AnalyticsChart {
-    static func revenue(_ rows: [RevenueRow], periods: [CalendarDay], query: AnalyticsQuery) -> LineChart {
+/// Turns the analytics reports into line charts, for `ledger analytics ... --plot` and the
+/// server's `Accept: image/svg+xml` answers: every period of the range on the x axis (a period
+/// without a row counts as zero), one line per store. The backlog, a report at one instant, has
+/// its products on the x axis instead, drawn as points.
+public enum AnalyticsChart {
+    public static func revenue(_ rows: [RevenueRow], periods: [CalendarDay], query: AnalyticsQuery) -> LineChart {
         let currencies = Set(rows.map(\.currency)).sorted()
         let stores = storesShown(rows.map(\.storeCode), query: query)
         let index = Dictionary(uniqueKeysWithValues: periods.enumerated().map { ($1, $0) })
@@ -24,7 +26,7 @@ enum AnalyticsChart {
             panels: panels.isEmpty ? [LineChart.Panel(title: "No payments", yTitle: "Net revenue", series: [])] : panels)
     }
 
-    static func subscribers(_ rows: [SubscribersRow], periods: [CalendarDay], query: AnalyticsQuery) -> LineChart {
+    public static func subscribers(_ rows: [SubscribersRow], periods: [CalendarDay], query: AnalyticsQuery) -> LineChart {
         let stores = storesShown(rows.map(\.storeCode), query: query)
         let index = Dictionary(uniqueKeysWithValues: periods.enumerated().map { ($1, $0) })
         let series = stores.map { store in
@@ -39,15 +41,6 @@ enum AnalyticsChart {
             subtitle: "\(rangeText(query)) · lineages active at the end of each \(query.by.rawValue), all products\(sandboxText(query))",
             xTitle: axisTitle(query), xLabels: labels(periods, by: query.by),
             panels: [LineChart.Panel(title: nil, yTitle: "Active subscriptions", series: series)])
-    }
-
-    /// Writes the SVG file; a path that cannot be written is a usage error (exit 2).
-    static func write(_ chart: LineChart, to path: String) throws {
-        do {
-            try Data(chart.svg().utf8).write(to: URL(fileURLWithPath: path))
-        } catch {
-            throw ChartError(description: "cannot write the chart to \(path): \(error.localizedDescription)")
-        }
     }
 
     /// The stores asked for, or those with data; at least one line per store asked for.
@@ -71,7 +64,7 @@ enum AnalyticsChart {
 
     /// `Jan 5` per day or `Jan` per month, with the year as the group the chart shows under a
     /// label when it changes.
-    static func labels(_ periods: [CalendarDay], by: AnalyticsPeriod) -> [LineChart.XLabel] {
+    public static func labels(_ periods: [CalendarDay], by: AnalyticsPeriod) -> [LineChart.XLabel] {
         periods.map { day in
             let month = monthNames[day.month - 1]
             return LineChart.XLabel(text: by == .day ? "\(month) \(day.day)" : month, group: String(day.year))
