@@ -1,4 +1,5 @@
 import Foundation
+import Postgres
 import PurchaseLedger
 
 /// Turns the analytics reports into line charts, for `ledger analytics ... --plot` and the
@@ -41,6 +42,79 @@ public enum AnalyticsChart {
             subtitle: "\(rangeText(query)) · lineages active at the end of each \(query.by.rawValue), all products\(sandboxText(query))",
             xTitle: axisTitle(query), xLabels: labels(periods, by: query.by),
             panels: [LineChart.Panel(title: nil, yTitle: "Active subscriptions", series: series)])
+    }
+
+    /// Churned lineages (voluntary, involuntary and revoked together) and started ones, per store,
+    /// all products together.
+    public static func churn(_ rows: [ChurnRow], periods: [CalendarDay], query: AnalyticsQuery) -> LineChart {
+        let stores = storesShown(rows.map(\.storeCode), query: query)
+        let index = Dictionary(uniqueKeysWithValues: periods.enumerated().map { ($1, $0) })
+        func panel(_ title: String, _ count: KeyPath<ChurnRow, Int>) -> LineChart.Panel {
+            LineChart.Panel(title: title, yTitle: "Lineages", series: stores.map { store in
+                var values = [Double?](repeating: 0, count: periods.count)
+                for row in rows where row.storeCode == store {
+                    if let i = index[row.period] { values[i] = (values[i] ?? 0) + Double(row[keyPath: count]) }
+                }
+                return LineChart.Series(name: store.legendName, color: store.chartColor, values: values)
+            })
+        }
+        return LineChart(
+            title: "Churn by store, per \(query.by.rawValue)",
+            subtitle: "\(rangeText(query)) · lineages whose access ended with nothing extending it, all products\(sandboxText(query))",
+            xTitle: axisTitle(query), xLabels: labels(periods, by: query.by),
+            panels: [panel("Churned (voluntary, involuntary, revoked)", \.churned), panel("Started", \.started)])
+    }
+
+    /// Refunded amounts per store, one panel per currency (never converted), by refund time.
+    public static func refunds(_ rows: [RefundsRow], periods: [CalendarDay], query: AnalyticsQuery) -> LineChart {
+        let currencies = Set(rows.map(\.currency)).sorted()
+        let stores = storesShown(rows.map(\.storeCode), query: query)
+        let index = Dictionary(uniqueKeysWithValues: periods.enumerated().map { ($1, $0) })
+        let panels = currencies.map { currency in
+            LineChart.Panel(title: currency, yTitle: "Refunded (\(currency))", series: stores.map { store in
+                var values = [Double?](repeating: 0, count: periods.count)
+                for row in rows where row.currency == currency && row.storeCode == store {
+                    if let i = index[row.period] { values[i] = Double(row.amount.text) ?? 0 }
+                }
+                return LineChart.Series(name: store.legendName, color: store.chartColor, values: values)
+            })
+        }
+        return LineChart(
+            title: "Refunds by store, per \(query.by.rawValue)",
+            subtitle: "\(rangeText(query)) · refunded prices by refund time, one panel per currency (never converted)\(sandboxText(query))",
+            xTitle: axisTitle(query), xLabels: labels(periods, by: query.by),
+            panels: panels.isEmpty ? [LineChart.Panel(title: "No refunds", yTitle: "Refunded", series: [])] : panels)
+    }
+
+    /// The backlog at one instant: its products on the x axis (store, then product id), drawn as
+    /// points, with how many payments wait and the median and 95th-percentile age in days.
+    public static func backlog(_ rows: [BacklogRow], at instant: Date, stores: Set<StoreCode>,
+                               includeSandbox: Bool) -> LineChart {
+        let sorted = rows.sorted { ($0.storeCode, $0.productId) < ($1.storeCode, $1.productId) }
+        let shown = stores.isEmpty ? Set(sorted.map(\.storeCode)).sorted() : stores.sorted()
+        func series(_ value: @escaping (BacklogRow) -> Double) -> [LineChart.Series] {
+            shown.map { store in
+                LineChart.Series(name: store.legendName, color: store.chartColor,
+                                 values: sorted.map { $0.storeCode == store ? value($0) : nil }, joined: false)
+            }
+        }
+        let day = 86_400.0
+        let at = Timestamp(clamping: instant).iso8601Milliseconds
+        return LineChart(
+            title: "Backlog: goods paid for, not handed out",
+            subtitle: "at \(at) · unconsumed consumable payments per product, and their age\(includeSandbox ? " · sandbox included" : "")",
+            xTitle: "Product",
+            xLabels: sorted.map { LineChart.XLabel(text: shortened($0.productId), group: nil) },
+            panels: sorted.isEmpty ? [LineChart.Panel(title: "No unconsumed payments", yTitle: "Payments", series: [])] : [
+                LineChart.Panel(title: "Unconsumed payments", yTitle: "Payments", series: series { Double($0.unconsumed) }),
+                LineChart.Panel(title: "Median age (days)", yTitle: "Days", series: series { Double($0.medianAgeSeconds) / day }),
+                LineChart.Panel(title: "95th-percentile age (days)", yTitle: "Days", series: series { Double($0.p95AgeSeconds) / day }),
+            ])
+    }
+
+    /// A product id short enough for its place under the axis.
+    private static func shortened(_ text: String) -> String {
+        text.count <= 14 ? text : text.prefix(13) + "…"
     }
 
     /// The stores asked for, or those with data; at least one line per store asked for.
