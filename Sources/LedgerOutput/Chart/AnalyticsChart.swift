@@ -8,18 +8,8 @@ import PurchaseLedger
 /// its products on the x axis instead, drawn as points.
 public enum AnalyticsChart {
     public static func revenue(_ rows: [RevenueRow], periods: [CalendarDay], query: AnalyticsQuery) -> LineChart {
-        let currencies = Set(rows.map(\.currency)).sorted()
-        let stores = storesShown(rows.map(\.storeCode), query: query)
-        let index = Dictionary(uniqueKeysWithValues: periods.enumerated().map { ($1, $0) })
-        let panels = currencies.map { currency in
-            LineChart.Panel(title: currency, yTitle: "Net revenue (\(currency))", series: stores.map { store in
-                var values = [Double?](repeating: 0, count: periods.count)
-                for row in rows where row.currency == currency && row.storeCode == store {
-                    if let i = index[row.period] { values[i] = Double(row.net.text) ?? 0 }
-                }
-                return LineChart.Series(name: store.legendName, color: store.chartColor, values: values)
-            })
-        }
+        let panels = moneyPanels(rows.map { ($0.period, $0.storeCode, $0.currency, $0.net) }, periods: periods,
+                                 query: query, yTitle: "Net revenue")
         return LineChart(
             title: "Net revenue by store, per \(query.by.rawValue)",
             subtitle: "\(rangeText(query)) · gross − refunds, one panel per currency (never converted)\(sandboxText(query))",
@@ -67,18 +57,8 @@ public enum AnalyticsChart {
 
     /// Refunded amounts per store, one panel per currency (never converted), by refund time.
     public static func refunds(_ rows: [RefundsRow], periods: [CalendarDay], query: AnalyticsQuery) -> LineChart {
-        let currencies = Set(rows.map(\.currency)).sorted()
-        let stores = storesShown(rows.map(\.storeCode), query: query)
-        let index = Dictionary(uniqueKeysWithValues: periods.enumerated().map { ($1, $0) })
-        let panels = currencies.map { currency in
-            LineChart.Panel(title: currency, yTitle: "Refunded (\(currency))", series: stores.map { store in
-                var values = [Double?](repeating: 0, count: periods.count)
-                for row in rows where row.currency == currency && row.storeCode == store {
-                    if let i = index[row.period] { values[i] = Double(row.amount.text) ?? 0 }
-                }
-                return LineChart.Series(name: store.legendName, color: store.chartColor, values: values)
-            })
-        }
+        let panels = moneyPanels(rows.map { ($0.period, $0.storeCode, $0.currency, $0.amount) }, periods: periods,
+                                 query: query, yTitle: "Refunded")
         return LineChart(
             title: "Refunds by store, per \(query.by.rawValue)",
             subtitle: "\(rangeText(query)) · refunded prices by refund time, one panel per currency (never converted)\(sandboxText(query))",
@@ -115,6 +95,24 @@ public enum AnalyticsChart {
     /// A product id short enough for its place under the axis.
     private static func shortened(_ text: String) -> String {
         text.count <= 14 ? text : text.prefix(13) + "…"
+    }
+
+    /// One panel per currency (never converted), one line per store: each (period, store,
+    /// currency) amount at its period's place, zero where a period has none.
+    private static func moneyPanels(_ amounts: [(period: CalendarDay, store: StoreCode, currency: String, amount: PostgresNumeric)],
+                                    periods: [CalendarDay], query: AnalyticsQuery, yTitle: String) -> [LineChart.Panel] {
+        let currencies = Set(amounts.map(\.currency)).sorted()
+        let stores = storesShown(amounts.map(\.store), query: query)
+        let index = Dictionary(uniqueKeysWithValues: periods.enumerated().map { ($1, $0) })
+        return currencies.map { currency in
+            LineChart.Panel(title: currency, yTitle: "\(yTitle) (\(currency))", series: stores.map { store in
+                var values = [Double?](repeating: 0, count: periods.count)
+                for row in amounts where row.currency == currency && row.store == store {
+                    if let i = index[row.period] { values[i] = Double(row.amount.text) ?? 0 }
+                }
+                return LineChart.Series(name: store.legendName, color: store.chartColor, values: values)
+            })
+        }
     }
 
     /// The stores asked for, or those with data; at least one line per store asked for.
