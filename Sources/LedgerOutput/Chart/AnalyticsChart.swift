@@ -10,11 +10,8 @@ public enum AnalyticsChart {
     public static func revenue(_ rows: [RevenueRow], periods: [CalendarDay], query: AnalyticsQuery) -> LineChart {
         let panels = moneyPanels(rows.map { ($0.period, $0.storeCode, $0.currency, $0.net) }, periods: periods,
                                  query: query, yTitle: "Net revenue")
-        return LineChart(
-            title: "Net revenue by store, per \(query.by.rawValue)",
-            subtitle: "\(rangeText(query)) · gross − refunds, one panel per currency (never converted)\(sandboxText(query))",
-            xTitle: axisTitle(query), xLabels: labels(periods, by: query.by),
-            panels: panels.isEmpty ? [LineChart.Panel(title: "No payments", yTitle: "Net revenue", series: [])] : panels)
+        return overPeriods("Net revenue by store", "gross − refunds, one panel per currency (never converted)", periods, query,
+                           panels: panels.isEmpty ? [LineChart.Panel(title: "No payments", yTitle: "Net revenue", series: [])] : panels)
     }
 
     public static func subscribers(_ rows: [SubscribersRow], periods: [CalendarDay], query: AnalyticsQuery) -> LineChart {
@@ -27,11 +24,8 @@ public enum AnalyticsChart {
             }
             return LineChart.Series(name: store.legendName, color: store.chartColor, values: values)
         }
-        return LineChart(
-            title: "Active subscriptions by store, per \(query.by.rawValue)",
-            subtitle: "\(rangeText(query)) · lineages active at the end of each \(query.by.rawValue), all products\(sandboxText(query))",
-            xTitle: axisTitle(query), xLabels: labels(periods, by: query.by),
-            panels: [LineChart.Panel(title: nil, yTitle: "Active subscriptions", series: series)])
+        return overPeriods("Active subscriptions by store", "lineages active at the end of each \(query.by.rawValue), all products", periods, query,
+                           panels: [LineChart.Panel(title: nil, yTitle: "Active subscriptions", series: series)])
     }
 
     /// Churned lineages (voluntary, involuntary and revoked together) and started ones, per store,
@@ -48,22 +42,16 @@ public enum AnalyticsChart {
                 return LineChart.Series(name: store.legendName, color: store.chartColor, values: values)
             })
         }
-        return LineChart(
-            title: "Churn by store, per \(query.by.rawValue)",
-            subtitle: "\(rangeText(query)) · lineages whose access ended with nothing extending it, all products\(sandboxText(query))",
-            xTitle: axisTitle(query), xLabels: labels(periods, by: query.by),
-            panels: [panel("Churned (voluntary, involuntary, revoked)", \.churned), panel("Started", \.started)])
+        return overPeriods("Churn by store", "lineages whose access ended with nothing extending it, all products", periods, query,
+                           panels: [panel("Churned (voluntary, involuntary, revoked)", \.churned), panel("Started", \.started)])
     }
 
     /// Refunded amounts per store, one panel per currency (never converted), by refund time.
     public static func refunds(_ rows: [RefundsRow], periods: [CalendarDay], query: AnalyticsQuery) -> LineChart {
         let panels = moneyPanels(rows.map { ($0.period, $0.storeCode, $0.currency, $0.amount) }, periods: periods,
                                  query: query, yTitle: "Refunded")
-        return LineChart(
-            title: "Refunds by store, per \(query.by.rawValue)",
-            subtitle: "\(rangeText(query)) · refunded prices by refund time, one panel per currency (never converted)\(sandboxText(query))",
-            xTitle: axisTitle(query), xLabels: labels(periods, by: query.by),
-            panels: panels.isEmpty ? [LineChart.Panel(title: "No refunds", yTitle: "Refunded", series: [])] : panels)
+        return overPeriods("Refunds by store", "refunded prices by refund time, one panel per currency (never converted)", periods, query,
+                           panels: panels.isEmpty ? [LineChart.Panel(title: "No refunds", yTitle: "Refunded", series: [])] : panels)
     }
 
     /// The backlog at one instant: its products on the x axis (store, then product id), drawn as
@@ -113,6 +101,14 @@ public enum AnalyticsChart {
                 return LineChart.Series(name: store.legendName, color: store.chartColor, values: values)
             })
         }
+    }
+
+    /// A chart over the range's periods: its title per period, the range and what it shows
+    /// (`about`) under it, the periods along the x axis.
+    private static func overPeriods(_ title: String, _ about: String, _ periods: [CalendarDay], _ query: AnalyticsQuery,
+                                    panels: [LineChart.Panel]) -> LineChart {
+        LineChart(title: "\(title), per \(query.by.rawValue)", subtitle: "\(rangeText(query)) · \(about)\(sandboxText(query))",
+                  xTitle: axisTitle(query), xLabels: labels(periods, by: query.by), panels: panels)
     }
 
     /// The stores asked for, or those with data; at least one line per store asked for.
