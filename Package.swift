@@ -51,7 +51,8 @@ let package = Package(
         // nesting limits, and a streaming writer. No dependencies; nothing ledger-specific.
         .target(name: "LedgerJSON"),
         // Turns files into Swift source at build time, so the binary carries them: Schema/
-        // (migrations and definitions) for the library, the OpenAPI document for the server.
+        // (migrations and definitions) for the library, the OpenAPI document and the console's
+        // page for the server.
         .executableTarget(name: "EmbedFiles", path: "Sources/EmbedFiles"),
         .plugin(
             name: "SchemaPlugin",
@@ -59,7 +60,7 @@ let package = Package(
             dependencies: ["EmbedFiles"]
         ),
         .plugin(
-            name: "OpenAPIPlugin",
+            name: "ServerFilesPlugin",
             capability: .buildTool(),
             dependencies: ["EmbedFiles"]
         ),
@@ -91,8 +92,8 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ],
-            exclude: ["openapi.json"],
-            plugins: ["OpenAPIPlugin"]
+            exclude: ["openapi.json", "Console"],
+            plugins: ["ServerFilesPlugin"]
         ),
         // The clients of the Play Developer API and the App Store Server API: their credentials
         // (a service-account token, an ES256 JWT), typed answers and typed errors. A leaf: it knows
@@ -110,8 +111,8 @@ let package = Package(
         ),
         // Realistic ledger traffic from a fixed seed, for `ledger demo`, the benchmark and tests.
         .target(name: "LedgerDemo", dependencies: ["PurchaseLedger", "LedgerJSON"]),
-        // The contract's printed forms, for the command (and a server): ingest's result lines, the
-        // queries' JSON, analytics reports as CSV and JSON.
+        // The contract's printed forms, for the command and the server: ingest's result lines, the
+        // queries' JSON, analytics reports as CSV and JSON, and their charts as SVG.
         .target(name: "LedgerOutput", dependencies: ["PurchaseLedger", "Postgres", "LedgerJSON"]),
         // The command: argument parsing and output formatting only.
         .executableTarget(

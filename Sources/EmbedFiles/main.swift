@@ -1,4 +1,4 @@
-// Build tool behind SchemaPlugin and OpenAPIPlugin: writes a Swift file holding an enum whose
+// Build tool behind SchemaPlugin and ServerFilesPlugin: writes a Swift file holding an enum whose
 // `files` are each given file's path (relative to ROOT) and text, so a binary carries them and
 // never looks for files in the current directory.
 // Usage: EmbedFiles ENUM_NAME OUTPUT.swift ROOT FILE...

@@ -47,6 +47,7 @@ public enum LedgerServer {
 
         HealthRoutes(ledger: ledger, metrics: metrics).add(to: router)
         OpenAPIRoute.add(to: router)
+        ConsoleRoute.add(to: router)
         NotificationRoutes(ledger: ledger, metrics: metrics, keys: keys, google: configuration.googlePush,
                            maxBodyBytes: configuration.maxBodyBytes).add(to: router)
 

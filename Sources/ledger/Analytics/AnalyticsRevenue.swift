@@ -29,7 +29,7 @@ extension Analytics {
             }
             output.print(AnalyticsReport(rows), empty: "no payments or refunds from \(query.from) to \(query.to)")
             if let plot {
-                try AnalyticsChart.write(AnalyticsChart.revenue(rows, periods: periods, query: query), to: plot)
+                try AnalyticsChart.revenue(rows, periods: periods, query: query).write(to: plot)
             }
         }
     }

@@ -29,7 +29,7 @@ extension Analytics {
             }
             output.print(AnalyticsReport(rows), empty: "no active subscriptions from \(query.from) to \(query.to)")
             if let plot {
-                try AnalyticsChart.write(AnalyticsChart.subscribers(rows, periods: periods, query: query), to: plot)
+                try AnalyticsChart.subscribers(rows, periods: periods, query: query).write(to: plot)
             }
         }
     }

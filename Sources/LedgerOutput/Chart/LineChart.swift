@@ -2,33 +2,51 @@ import Foundation
 
 /// A line chart as SVG text, written by hand: a title, a legend, and one or more panels stacked
 /// vertically that share their x axis (evenly spaced periods), each with its own y axis.
-struct LineChart {
+public struct LineChart: Sendable {
     /// One line: a value for each x position (nil leaves a gap).
-    struct Series {
-        var name: String
-        var color: String
-        var values: [Double?]
+    public struct Series: Sendable {
+        public var name: String
+        public var color: String
+        public var values: [Double?]
+        /// False for categories on the x axis (products): points only, no line between them.
+        public var joined: Bool
+
+        public init(name: String, color: String, values: [Double?], joined: Bool = true) {
+            (self.name, self.color, self.values, self.joined) = (name, color, values, joined)
+        }
     }
 
     /// One plot area with its own y axis.
-    struct Panel {
-        var title: String?
-        var yTitle: String
-        var series: [Series]
+    public struct Panel: Sendable {
+        public var title: String?
+        public var yTitle: String
+        public var series: [Series]
+
+        public init(title: String?, yTitle: String, series: [Series]) {
+            (self.title, self.yTitle, self.series) = (title, yTitle, series)
+        }
     }
 
     /// The label under one x position, and its group (a year), shown on a second line under the
     /// first labelled position and wherever the group changes.
-    struct XLabel {
-        var text: String
-        var group: String?
+    public struct XLabel: Sendable {
+        public var text: String
+        public var group: String?
+
+        public init(text: String, group: String?) {
+            (self.text, self.group) = (text, group)
+        }
     }
 
-    var title: String
-    var subtitle: String
-    var xTitle: String
-    var xLabels: [XLabel]
-    var panels: [Panel]
+    public var title: String
+    public var subtitle: String
+    public var xTitle: String
+    public var xLabels: [XLabel]
+    public var panels: [Panel]
+
+    public init(title: String, subtitle: String, xTitle: String, xLabels: [XLabel], panels: [Panel]) {
+        (self.title, self.subtitle, self.xTitle, self.xLabels, self.panels) = (title, subtitle, xTitle, xLabels, panels)
+    }
 
     // Layout, in SVG user units.
     let width = 960.0
@@ -51,7 +69,7 @@ struct LineChart {
     }
 
     /// The chart as a standalone SVG document.
-    func svg() -> String {
+    public func svg() -> String {
         var out = """
             <?xml version="1.0" encoding="UTF-8"?>
             <svg xmlns="http://www.w3.org/2000/svg" width="\(fmt(width))" height="\(fmt(height))" \
@@ -84,8 +102,8 @@ struct LineChart {
         var x = marginLeft
         for (name, color) in entries {
             out += """
-                <line x1="\(fmt(x))" y1="\(fmt(y - 4))" x2="\(fmt(x + 24))" y2="\(fmt(y - 4))" stroke="\(color)" stroke-width="3" stroke-linecap="round"/>
-                <circle cx="\(fmt(x + 12))" cy="\(fmt(y - 4))" r="3.5" fill="#ffffff" stroke="\(color)" stroke-width="2"/>
+                <line x1="\(fmt(x))" y1="\(fmt(y - 4))" x2="\(fmt(x + 24))" y2="\(fmt(y - 4))" stroke="\(escape(color))" stroke-width="3" stroke-linecap="round"/>
+                <circle cx="\(fmt(x + 12))" cy="\(fmt(y - 4))" r="3.5" fill="#ffffff" stroke="\(escape(color))" stroke-width="2"/>
                 <text x="\(fmt(x + 32))" y="\(fmt(y))" font-size="13" fill="#1a1a1a">\(escape(name))</text>
 
                 """
@@ -153,8 +171,8 @@ struct LineChart {
             out += "<g class=\"series\" data-name=\"\(escape(series.name))\">\n"
             var run: [String] = []
             func flush() {
-                if run.count > 1 {
-                    out += "<polyline fill=\"none\" stroke=\"\(series.color)\" stroke-width=\"2.5\" stroke-linejoin=\"round\" "
+                if run.count > 1, series.joined {
+                    out += "<polyline fill=\"none\" stroke=\"\(escape(series.color))\" stroke-width=\"2.5\" stroke-linejoin=\"round\" "
                         + "stroke-linecap=\"round\" points=\"\(run.joined(separator: " "))\"/>\n"
                 }
                 run = []
@@ -164,11 +182,11 @@ struct LineChart {
                 run.append("\(fmt(x(index))),\(fmt(y(value)))")
             }
             flush()
-            if count <= 62 {
+            if count <= 62 || !series.joined {
                 for (index, value) in series.values.enumerated() {
                     guard let value else { continue }
                     out += "<circle cx=\"\(fmt(x(index)))\" cy=\"\(fmt(y(value)))\" r=\"\(count <= 31 ? "3.5" : "2.5")\" "
-                        + "fill=\"#ffffff\" stroke=\"\(series.color)\" stroke-width=\"2\"/>\n"
+                        + "fill=\"#ffffff\" stroke=\"\(escape(series.color))\" stroke-width=\"2\"/>\n"
                 }
             }
             out += "</g>\n"

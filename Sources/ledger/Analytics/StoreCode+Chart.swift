@@ -1,9 +1,0 @@
-import PurchaseLedger
-
-extension StoreCode {
-    /// The store's code and name, for legends.
-    var legendName: String { "\(rawValue) (\(self == .appStore ? "App Store" : "Google Play"))" }
-
-    /// A fixed colour per store (Okabe-Ito: readable for colour-blind people too).
-    var chartColor: String { self == .appStore ? "#0072B2" : "#D55E00" }
-}
