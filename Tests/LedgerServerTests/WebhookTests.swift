@@ -249,6 +249,13 @@ extension LedgerServerTests {
                         #expect(request.body == bodies[request.eventId], "a replay sends the same body")
                     }
                     #expect(try LedgerProcess.run(["webhooks", "replay", "99", "--from", "1", "--database-url", db.conninfo]).status == 1)
+                    let delivered = try LedgerProcess.run(["webhooks", "deliveries", String(endpoint.id), "--state", "done", "--json",
+                                                           "--database-url", db.conninfo])
+                    let deliveries = try #require(try JSONSerialization.jsonObject(with: Data(delivered.stdout.utf8)) as? [[String: Any]])
+                    #expect(deliveries.count == 2 && deliveries.allSatisfy { $0["kind"] as? String == "webhook.delivery" })
+                    let badState = try LedgerProcess.run(["webhooks", "deliveries", String(endpoint.id), "--state", "sent",
+                                                          "--database-url", db.conninfo])
+                    #expect(badState.status == 2 && badState.stderr.contains("--state"))
 
                     #expect(try LedgerProcess.run(["webhooks", "remove", String(endpoint.id), "--database-url", db.conninfo]).status == 0)
                     #expect(try LedgerProcess.run(["webhooks", "remove", String(endpoint.id), "--database-url", db.conninfo]).status == 1)

@@ -65,31 +65,13 @@ struct Jobs: AsyncParsableCommand {
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "The jobs, newest first (never their purchase tokens).")
 
-        @Option(help: "Only jobs in this state: pending, failed, done or waiting.")
-        var state: String?
-
-        @Option(help: "At most this many.")
-        var limit: Int = 100
-
-        @Flag(help: "Print JSON.")
-        var json = false
-
+        @OptionGroup var list: JobListOptions
         @OptionGroup var database: DatabaseOptions
 
-        func validate() throws {
-            if let state, JobRecord.State(rawValue: state) == nil {
-                throw ValidationError("--state: expected pending, failed, done or waiting, got \(state)")
-            }
-        }
-
         func run() async throws {
-            let jobs = try await database.withLedger { try await $0.jobs(state: state.flatMap(JobRecord.State.init), limit: limit) }
-            if json {
-                var w = JSONWriter()
-                w.beginArray()
-                for job in jobs { job.write(into: &w) }
-                w.endArray()
-                print(w.string)
+            let jobs = try await database.withLedger { try await $0.jobs(state: list.selected, limit: list.limit) }
+            if list.json {
+                list.printJSON(jobs)
             } else {
                 print(Table(["id", "kind", "state", "attempts", "next or last run (UTC)", "outcome", "last error"],
                             jobs.map { job in

@@ -123,33 +123,15 @@ struct Webhooks: AsyncParsableCommand {
         @Argument(help: "The endpoint's id.")
         var id: Int64
 
-        @Option(help: "Only deliveries in this state: pending, waiting, done or failed.")
-        var state: String?
-
-        @Option(help: "At most this many.")
-        var limit: Int = 100
-
-        @Flag(help: "Print JSON.")
-        var json = false
-
+        @OptionGroup var list: JobListOptions
         @OptionGroup var database: DatabaseOptions
-
-        func validate() throws {
-            if let state, JobRecord.State(rawValue: state) == nil {
-                throw ValidationError("--state: expected pending, waiting, done or failed, got \(state)")
-            }
-        }
 
         func run() async throws {
             let jobs = try await database.withLedger {
-                try await $0.webhookDeliveries(endpoint: id, state: state.flatMap(JobRecord.State.init), limit: limit)
+                try await $0.webhookDeliveries(endpoint: id, state: list.selected, limit: list.limit)
             }
-            if json {
-                var w = JSONWriter()
-                w.beginArray()
-                for job in jobs { job.write(into: &w) }
-                w.endArray()
-                print(w.string)
+            if list.json {
+                list.printJSON(jobs)
                 return
             }
             print(Table(["job", "event id", "state", "attempts", "next or last try (UTC)", "last error"], jobs.map { job in
