@@ -58,7 +58,7 @@ struct LedgerBench: AsyncParsableCommand {
     @Option(help: "The store fake of --store-jobs. Default: $FAKE_STORE_API, else shared/tools/fake-store-api beside the repository.")
     var fakeStoreApi: String?
 
-    @Flag(help: "Measure only the webhooks (issue #31): `ledger ingest` of --events demo lines while `ledger serve` delivers every event to a fast receiver on loopback, beside the same ingest with no endpoint; deliveries/s and the lag from commit to arrival.")
+    @Flag(help: "Measure only the webhooks: `ledger ingest` of --events demo lines while `ledger serve` delivers every event to a fast receiver on loopback, beside the same ingest with no endpoint; deliveries/s and the lag from commit to arrival.")
     var webhooks = false
 
     @Flag(help: "Keep the scratch database.")

@@ -5,7 +5,7 @@ import Postgres
 import ServiceLifecycle
 import Synchronization
 
-/// The webhooks' measure (issue #31): `ledger ingest` of a demo file into a ledger whose `ledger
+/// The webhooks' measure: `ledger ingest` of a demo file into a ledger whose `ledger
 /// serve` delivers every event to a fast receiver on loopback, beside the same ingest into a
 /// ledger with a server and no endpoint. Each run has a scratch database of its own.
 struct WebhookPaths {

@@ -1,7 +1,7 @@
 -- A job failed for good (a 4xx other than 408 and 429, an answer the ledger cannot use, a
 -- purpose gone): kept with the store's status, code and the reason, for `ledger jobs list
 -- --state failed` and `ledger jobs retry`. Its token is kept, so that a retry can run it. The
--- next job of its queue runs (a failed delivery no longer holds back its user's later ones).
+-- next job of its queue runs (a delivery failed for good holds back none of its user's later ones).
 -- Returns false when the claim was lost.
 CREATE OR REPLACE FUNCTION ledger.fail_job(p_id bigint, p_attempt integer, p_status integer, p_code text, p_error text)
 RETURNS boolean
