@@ -35,6 +35,25 @@ struct FeedCommandTests {
         }
     }
 
+    @Test func lookupReadsAGooglePurchaseTokenFromStandardInputOnly() async throws {
+        try await TestDatabase.with { db in
+            _ = try db.withConnection { try $0.ingest(Self.lines) }
+            let url = ["--database-url", db.conninfo]
+            let byToken = try LedgerProcess.run(["lookup", "--purchase-token-stdin", "--json"] + url, input: "tok-2\n")
+            #expect(byToken.status == 0, "\(byToken.stderr)")
+            #expect(byToken.stdout == (try LedgerProcess.run(["lookup", "--order-id", "GPA.1", "--json"] + url)).stdout)
+            #expect(!byToken.stdout.contains("tok-2"))
+
+            let other = try LedgerProcess.run(["lookup", "--purchase-token-stdin"] + url, input: "tok-9\n")
+            #expect(other.status == 1 && other.stderr == "ledger: NOT_FOUND: no payment with the given purchase token on store GG\n")
+            // An App Store payment's token (tok-1) is not looked up: its transaction id is.
+            let apple = try LedgerProcess.run(["lookup", "--purchase-token-stdin", "--store", "AS"] + url, input: "tok-1\n")
+            #expect(apple.status == 2 && apple.stderr.contains("--store:") && !apple.stderr.contains("tok-1"), "\(apple.stderr)")
+            let empty = try LedgerProcess.run(["lookup", "--purchase-token-stdin"] + url, input: "")
+            #expect(empty.status == 2 && empty.stderr.contains("--purchase-token-stdin: expected 1 to 4096 characters"), "\(empty.stderr)")
+        }
+    }
+
     @Test func eventsPrintsAPageAndFollowPrintsWhatIsAppendedAfterItStarted() async throws {
         try await TestDatabase.with { db in
             _ = try db.withConnection { try $0.ingest(Self.lines) }

@@ -56,6 +56,32 @@ struct GoogleJobTests {
         }
     }
 
+    @Test func theUsersHistoryShowsTheNotificationWithTheJobItCausedAndItsOutcome() async throws {
+        let state = Harness.googleState(subscriptions: ["gtok-1": Harness.subscriptionV2(order: "GPA.1234-5678-9012-34567..0",
+                                                                                        expiry: "2026-04-01T00:00:00Z")])
+        try await Harness.with(state) { h in
+            _ = try h.seed([Self.sdkPurchase])
+            _ = try h.ingest([Self.renewed])
+            let jobId = try h.count("SELECT id FROM ledger.jobs WHERE kind = 'google.subscription'")
+            let runs = try await h.runner().runUntilIdle(timeout: .seconds(30))
+            try #require(runs.map(\.result) == [.done], "\(runs)")
+
+            let history = try await h.ledger.history(userId: "u1")
+            // The SDK's purchase; the push, which asked; the answer's payment and its own notification.
+            #expect(history.entries.map(\.change) == ["recorded", "notification:asked", "renewed", "notification:applied"])
+            #expect(history.entries.map { $0.notificationId ?? "-" } == ["-", "m-1", "-", "m-1/subscriptionsv2"])
+            let notification = try #require(history.entries.first { $0.type.rawValue == "NotificationReceived" })
+            #expect(notification.notificationId == "m-1")
+            #expect(notification.jobs.map { "\($0.id) \($0.kind) \($0.state) \($0.outcome ?? "-")" }
+                    == ["\(jobId) google.subscription done recorded"])
+            // The payment the job learned, after the notification that asked for it; it caused no job.
+            let renewal = history.entries[2]
+            #expect(renewal.paymentSeq == "GPA.1234-5678-9012-34567..0")
+            #expect(history.entries.filter { $0.type.rawValue != "NotificationReceived" || $0.notificationId != "m-1" }
+                        .allSatisfy { $0.jobs.isEmpty })
+        }
+    }
+
     @Test(arguments: [("5", 0, "5"), ("0", 990_000_000, "0.99"), ("12", 500_000_000, "12.5"), ("1", 1, "1.000000001")])
     func recurringPricesAreUnitsPlusNanosExactly(units: String, nanos: Int, price: String) async throws {
         let state = Harness.googleState(subscriptions: ["gtok-1": Harness.subscriptionV2(

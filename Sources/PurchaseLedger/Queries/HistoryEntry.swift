@@ -25,13 +25,13 @@ public struct HistoryEntry: Sendable, Hashable {
     public var originalTransactionId: String?
     /// The store's id of the notification the event is or came from.
     public var notificationId: String?
-    /// The jobs (calls to a store's API) the event caused, by id.
+    /// The jobs the event caused (calls to a store's API, webhook deliveries), by id.
     public var jobs: [Job]
 
     /// A job an event caused (`ledger.jobs`, docs/store-apis.md).
     public struct Job: Sendable, Hashable {
         public var id: Int64
-        /// `google.subscription`, `google.product`, `google.acknowledge`, ...
+        /// `google.subscription`, `google.product`, `google.acknowledge`, `webhook.delivery`, ...
         public var kind: String
         /// `pending`, `waiting`, `done` or `failed`.
         public var state: String

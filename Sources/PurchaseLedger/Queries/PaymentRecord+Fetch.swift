@@ -2,8 +2,8 @@ import Foundation
 import Postgres
 
 extension PaymentRecord {
-    /// The payment `key` names, or nil. One index probe: the payment's key, its alias's, or the
-    /// store transaction's unique key.
+    /// The payment `key` names, or nil. One index probe: the payment's key, its alias's, the
+    /// store transaction's unique key, or Google's token digests.
     package static func fetch(_ connection: Connection, _ key: PaymentKey) throws -> PaymentRecord? {
         let match: SQL
         switch key {
@@ -13,6 +13,12 @@ extension PaymentRecord {
                 """
         case .transaction(let store, let transactionId):
             match = "p.store_code = \(store.rawValue) AND p.transaction_id = \(transactionId)"
+        case .googlePurchaseToken(let digest):
+            // payments_google_token_idx; a subscription's renewals share the token.
+            match = """
+                p.store_code = 'GG' AND p.token_sha256 = decode(\(digest), 'hex')
+                ORDER BY p.purchase_time DESC, p.payment_seq DESC LIMIT 1
+                """
         }
         let rows = try connection.query("""
             SELECT p.payment_seq, p.user_id, p.store_code, p.product_id, p.product_type, p.price, p.currency,

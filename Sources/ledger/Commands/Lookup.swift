@@ -6,10 +6,10 @@ import PurchaseLedger
 
 struct Lookup: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "One payment, by its name, its store transaction or its Google order id: its owner and what became of it.",
+        abstract: "One payment, by its name, its store transaction, its Google order id or purchase token: its owner and what became of it.",
         discussion: """
             Exit status 1 and NOT_FOUND when the ledger has no such payment. The same answer as \
-            GET /v1/lookup; never the purchase token.
+            GET and POST /v1/lookup; never the purchase token.
             """)
 
     @Option(help: "The payment's paymentSeq (or the name an SDK line gave a payment first learned from a store).")
@@ -20,18 +20,26 @@ struct Lookup: AsyncParsableCommand {
     var transactionId: String?
     @Option(help: "Google Play's order id (GPA.…), its transaction id.")
     var orderId: String?
+    @Flag(help: """
+        Read a Google Play purchase token from the first line of standard input (never from the \
+        command line, where other users' ps would show it): the payment it names, the latest \
+        renewal for a subscription's token.
+        """)
+    var purchaseTokenStdin = false
     @OptionGroup var output: OutputOptions
     @OptionGroup var database: DatabaseOptions
 
     func run() async throws {
         let key: PaymentKey
         do {
-            key = try PaymentKey(paymentSeq: paymentSeq, storeCode: storeCode, transactionId: transactionId, orderId: orderId)
+            let token = purchaseTokenStdin ? readLine(strippingNewline: true) ?? "" : nil
+            key = try PaymentKey(paymentSeq: paymentSeq, storeCode: storeCode, transactionId: transactionId, orderId: orderId,
+                                 purchaseToken: token)
         } catch {
             // The library names the field; the command names its option.
             throw ValidationError(error.message.replacing("storeCode", with: "--store")
                 .replacing("paymentSeq", with: "--payment-seq").replacing("transactionId", with: "--transaction-id")
-                .replacing("orderId", with: "--order-id"))
+                .replacing("orderId", with: "--order-id").replacing("purchaseToken", with: "--purchase-token-stdin"))
         }
         guard let record = try await database.withLedger({ try await $0.lookup(key) }) else {
             throw LedgerError(.notFound, "no payment \(key)")
