@@ -93,19 +93,21 @@ public final class JobRunner: Sendable {
     }
 
     /// Claims and runs the jobs due now, `concurrency` at once, until none is due and none is
-    /// running. A slot is filled again as soon as its job ends, so one slow store answer holds
-    /// up only its own slot, not a batch. A job is mostly waiting for the store (the database's
-    /// part, claim and finish, is about 2 ms; BENCHMARKS.md), so the rate is about `concurrency`
-    /// over the store's answer time.
+    /// running. Free slots are filled as soon as half of them are free (or none runs), with one
+    /// claim for them all, so one slow store answer holds up only its own slot, not a batch, and
+    /// a backlog costs a claim per half of the slots rather than per job (a claim is a third of
+    /// a webhook delivery's time on the database; BENCHMARKS.md). A job is mostly waiting for
+    /// the store, so the rate is about `concurrency` over the store's answer time.
     public func runDue() async throws -> [Run] {
         guard !kinds.isEmpty else { return [] }
         let kinds = self.kinds
         let slots = max(1, options.concurrency)
+        let refill = max(1, slots / 2)
         let (runs, failure) = await withTaskGroup(of: Run.self) { group -> ([Run], (any Error)?) in
             var runs: [Run] = []
             var running = 0
             while !Task.isCancelled {
-                if running < slots {
+                if running == 0 || slots - running >= refill {
                     let claimed: [ClaimedJob]
                     do {
                         claimed = try await ledger.claimJobs(limit: slots - running, lease: options.lease, kinds: kinds)
@@ -117,7 +119,7 @@ public final class JobRunner: Sendable {
                     for job in claimed { group.addTask { await self.run(job) } }
                     running += claimed.count
                     if claimed.isEmpty, running == 0 { break }
-                    if !claimed.isEmpty, running < slots { continue }
+                    if !claimed.isEmpty, slots - running >= refill { continue }
                 }
                 guard let run = await group.next() else { break }
                 runs.append(run)
