@@ -326,9 +326,13 @@ struct LedgerBench: AsyncParsableCommand {
         ]
     }
 
+    /// The lines a second of the webhooks' paced measure: a steady load well under what the
+    /// deliveries sustain beside it (about 1,000 a second on 2 cores; BENCHMARKS.md).
+    static let pacedRate = 200.0
+
     /// The webhooks' figures: `runs` rounds, each an ingest with no endpoint, then one delivering
     /// to a receiver (the order alternates between rounds); medians of the rates, the lag's
-    /// quantiles over every round's events.
+    /// quantiles over every round's events; then the lag at a steady ``pacedRate``.
     private func webhookFigures(serverConninfo: String) async throws -> [Figure] {
         step("writing \(events) demo lines")
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-bench-webhooks-\(getpid()).ndjson").path
@@ -357,9 +361,14 @@ struct LedgerBench: AsyncParsableCommand {
                     }
                 }
             }
-            return (without, with, rates, lags, drains)
+            let pacedLines = min(lines, Int(Self.pacedRate * 30))
+            step("the lag at a steady \(Int(Self.pacedRate)) lines/s: \(pacedLines) lines, each committed as it comes")
+            let paced = try await paths.measurePaced(file: file, lines: pacedLines, rate: Self.pacedRate, receiver: receiver) { self.step($0) }
+            self.step(String(format: "paced: %.0f lines/s, lag p50 %.3f s p99 %.3f s over %d events", paced.ingestPerSecond,
+                             Measure.quantile(paced.lags, 0.5), Measure.quantile(paced.lags, 0.99), paced.lags.count))
+            return (without, with, rates, lags, drains, paced.lags)
         }
-        let (without, with, rates, lags, drains) = rounds
+        let (without, with, rates, lags, drains, pacedLags) = rounds
         return [
             Figure(path: "ledger ingest, every event delivered", name: "lines/s, \(lines) lines", unit: "lines/s",
                    value: Measure.median(with), baselineName: "the same ingest, no endpoint", baseline: Measure.median(without),
@@ -372,6 +381,10 @@ struct LedgerBench: AsyncParsableCommand {
                    value: Measure.quantile(lags, 0.99), baselineName: nil, baseline: nil, goal: .reference),
             Figure(path: "webhook drain after the ingest", name: "seconds", unit: "s",
                    value: Measure.median(drains), baselineName: nil, baseline: nil, goal: .reference),
+            Figure(path: "webhook lag at \(Int(Self.pacedRate)) lines/s", name: "p50 over \(pacedLags.count) events", unit: "s",
+                   value: Measure.quantile(pacedLags, 0.5), baselineName: nil, baseline: nil, goal: .reference),
+            Figure(path: "webhook lag at \(Int(Self.pacedRate)) lines/s", name: "p99 over \(pacedLags.count) events", unit: "s",
+                   value: Measure.quantile(pacedLags, 0.99), baselineName: nil, baseline: nil, goal: .reference),
         ]
     }
 

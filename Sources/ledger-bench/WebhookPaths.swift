@@ -66,6 +66,52 @@ struct WebhookPaths {
     /// One run: a scratch database, `ledger serve` (delivering to `receiver` when given), the
     /// ingest of `file`, then (with a receiver) the wait for every event's delivery.
     func measure(file: String, lines: Int, receiver: Receiver?, tag: String, progress: (String) -> Void) async throws -> Run {
+        try await withServedLedger(receiver: receiver, tag: tag) { conninfo in
+            let ingest = try LedgerPaths(conninfo: conninfo).ingest(file: file, lines: lines, ledgerBinary: ledgerBinary)
+            let ingested = Date()
+            guard let receiver else { return Run(ingestPerSecond: ingest.perSecond, deliveriesPerSecond: 0, lags: [], drainSeconds: 0) }
+            return try await awaitDeliveries(conninfo: conninfo, receiver: receiver, ingest: ingest.perSecond, ingested: ingested,
+                                             tag: tag, progress: progress)
+        }
+    }
+
+    /// The lag at a steady rate the deliveries keep up with, which a bulk ingest's backlog hides:
+    /// the first `lines` lines of `file` written to `ledger ingest - --batch-size 1` at `rate`
+    /// lines a second (a batch of lines each 10 ms), each committed as it comes.
+    func measurePaced(file: String, lines: Int, rate: Double, receiver: Receiver, progress: (String) -> Void) async throws -> Run {
+        let text = try String(contentsOfFile: file, encoding: .utf8)
+        let chosen = Array(text.split(separator: "\n", omittingEmptySubsequences: true).prefix(lines))
+        return try await withServedLedger(receiver: receiver, tag: "paced") { conninfo in
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: ledgerBinary)
+            process.arguments = ["ingest", "-", "--batch-size", "1", "--database-url", conninfo]
+            process.standardOutput = FileHandle.nullDevice
+            let input = Pipe()
+            process.standardInput = input
+            try process.run()
+            let start = Date()
+            var written = 0
+            while written < chosen.count {
+                let due = min(chosen.count, Int(Date().timeIntervalSince(start) * rate) + 1)
+                if due > written {
+                    input.fileHandleForWriting.write(Data((chosen[written..<due].joined(separator: "\n") + "\n").utf8))
+                    written = due
+                }
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            try input.fileHandleForWriting.close()
+            process.waitUntilExit()
+            let ingested = Date()
+            guard process.terminationStatus <= 1 else { throw BenchError("ledger ingest exited \(process.terminationStatus)") }
+            return try await awaitDeliveries(conninfo: conninfo, receiver: receiver,
+                                             ingest: Double(chosen.count) / ingested.timeIntervalSince(start), ingested: ingested,
+                                             tag: "paced", progress: progress)
+        }
+    }
+
+    /// Runs `body` with a scratch database of its own and `ledger serve` on it, delivering to
+    /// `receiver` when given.
+    private func withServedLedger(receiver: Receiver?, tag: String, _ body: (String) async throws -> Run) async throws -> Run {
         let name = "ledger_bench_webhooks_\(getpid())_\(tag)"
         let admin = try Connection.connect(ConnectionConfiguration(serverConninfo, database: "postgres"))
         try admin.executeScript(unsafeSQL: "CREATE DATABASE \(name)")
@@ -84,10 +130,12 @@ struct WebhookPaths {
         let server = try ServeProcess(binary: ledgerBinary, conninfo: conninfo, poolSize: 16, key: key,
                                       environment: ["LEDGER_LOG_LEVEL": "error", "LEDGER_JOB_CONCURRENCY": String(deliveryConcurrency)])
         defer { server.stop() }
-        let ingest = try LedgerPaths(conninfo: conninfo).ingest(file: file, lines: lines, ledgerBinary: ledgerBinary)
-        let ingested = Date()
-        guard let receiver else { return Run(ingestPerSecond: ingest.perSecond, deliveriesPerSecond: 0, lags: [], drainSeconds: 0) }
+        return try await body(conninfo)
+    }
 
+    /// Waits until every event of the ledger has reached `receiver`: the run's figures.
+    private func awaitDeliveries(conninfo: String, receiver: Receiver, ingest: Double, ingested: Date, tag: String,
+                                 progress: (String) -> Void) async throws -> Run {
         let connection = try Connection.connect(ConnectionConfiguration(conninfo))
         defer { connection.close() }
         var recorded: [String: Double] = [:]
@@ -109,7 +157,7 @@ struct WebhookPaths {
         let times = recorded.keys.compactMap { arrivals[$0]?.timeIntervalSince1970 }
         let lags = recorded.compactMap { id, at in arrivals[id].map { $0.timeIntervalSince1970 - at } }
         let span = (times.max() ?? 0) - (times.min() ?? 0)
-        return Run(ingestPerSecond: ingest.perSecond, deliveriesPerSecond: Double(times.count) / max(span, 0.001), lags: lags,
+        return Run(ingestPerSecond: ingest, deliveriesPerSecond: Double(times.count) / max(span, 0.001), lags: lags,
                    drainSeconds: (times.max() ?? 0) - ingested.timeIntervalSince1970)
     }
 }

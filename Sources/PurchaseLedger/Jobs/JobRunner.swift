@@ -147,12 +147,15 @@ public final class JobRunner: Sendable {
     }
 
     /// `ledger serve`: runs jobs until the task is cancelled, looking for due ones every
-    /// `interval` when idle. A database error is logged and retried after the interval.
-    public func runForever(interval: Duration = .seconds(1)) async {
+    /// `interval` when idle, and at once when `doorbell` rings. A database error is logged and
+    /// retried after the interval.
+    public func runForever(interval: Duration = .seconds(1), doorbell: Doorbell? = nil) async {
         while !Task.isCancelled {
             do {
                 let runs = try await runDue()
-                if runs.isEmpty { try await Task.sleep(for: interval) }
+                if runs.isEmpty {
+                    if let doorbell { await doorbell.wait(timeout: interval) } else { try await Task.sleep(for: interval) }
+                }
             } catch is CancellationError {
                 return
             } catch {

@@ -5,7 +5,7 @@ import PurchaseLedger
 import StoreAPIs
 
 /// What `ledger serve` does for webhooks beside HTTP (README, "Webhooks"): turns new events and
-/// ended entitlements into deliveries every quarter second, and sends them with a job runner of
+/// ended entitlements into deliveries every quarter second, and sends them at once with a job runner of
 /// their own (the same job mechanism as the calls to the stores; a shorter lease, so a delivery a
 /// dead server held is sent again within half a minute). Several servers share the work: each
 /// endpoint is advanced by one at a time, each delivery is leased to one. Ends when cancelled.
@@ -31,9 +31,12 @@ struct WebhookWork {
         let runner = JobRunner(ledger: ledger, stores: StoreAPIConfiguration(), http: http, webhooks: http,
                                options: options, logger: logger)
         let dispatcher = WebhookDispatcher(ledger: ledger, logger: logger)
+        // The runner sends what the dispatcher writes at once, and looks for due retries (and
+        // for deliveries other servers wrote) every 200 ms.
+        let doorbell = Doorbell()
         await withTaskGroup(of: Void.self) { group in
-            group.addTask { await dispatcher.runForever() }
-            group.addTask { await runner.runForever(interval: .milliseconds(200)) }
+            group.addTask { await dispatcher.runForever(onWritten: { doorbell.ring() }) }
+            group.addTask { await runner.runForever(interval: .milliseconds(200), doorbell: doorbell) }
         }
         try? await http.shutdown()
     }
