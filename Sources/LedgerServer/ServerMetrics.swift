@@ -12,6 +12,8 @@ public final class ServerMetrics: Sendable {
     private let factory: PrometheusMetricsFactory
     /// Event-feed requests waiting for an event now (`GET /v1/events` with `wait`).
     private let feedWaiting = Atomic<Int>(0)
+    /// The query counts of the ledger's read replicas at the last scrape.
+    private let reads = Mutex<(replica: Int, primary: Int)>((0, 0))
 
     /// Empty metrics, with latency buckets from 250 µs to 10 s.
     public init() {
@@ -99,6 +101,19 @@ public final class ServerMetrics: Sendable {
         feedWaiting.add(1, ordering: .relaxed)
         defer { feedWaiting.subtract(1, ordering: .relaxed) }
         return try await body()
+    }
+
+    /// `ledger_replica_reads_total{answered_by}`: queries meant for a read replica, answered by
+    /// it or by the primary (the replica behind, or out of reach), brought up to `counts`.
+    func recordReads(_ counts: (replica: Int, primary: Int)) {
+        let last = reads.withLock { last in
+            defer { last = counts }
+            return last
+        }
+        for (target, delta) in [("replica", counts.replica - last.replica), ("primary", counts.primary - last.primary)] where delta > 0 {
+            CoreMetrics.Counter(label: "ledger_replica_reads_total", dimensions: [("answered_by", target)], factory: factory)
+                .increment(by: delta)
+        }
     }
 
     /// The text `GET /metrics` answers, with the pool's gauges read now.

@@ -26,6 +26,8 @@ public final class Ledger: Sendable {
     let statistics = StatisticsUpkeep()
     /// Runs the reports (``ReportRunner``): on a share of the pool, under the report timeout.
     package let reports: ReportRunner
+    /// Where the queries read: streaming replicas when configured (``ReadReplicas``).
+    package let replicas: ReadReplicas
     /// Commands in one group-commit batch at most: enough to amortise a commit, few enough that
     /// a batch's locks stay short.
     static let maxBatchSize = 32
@@ -52,11 +54,19 @@ public final class Ledger: Sendable {
     ///   - stores: which store notifications are accepted.
     ///   - reportTimeout: how long one report may run before the database stops it (30 s);
     ///     nil for no limit.
+    ///   - readDatabaseURLs: streaming replicas of the database the queries and reports read
+    ///     from (README, "Reads from replicas"), each with a pool of `poolSize`; nil reads
+    ///     `LEDGER_READ_DATABASE_URL` (`;` between several), empty reads the primary only. A
+    ///     query sees every command this ledger committed before it: a replica answers once it
+    ///     has replayed them, for at most half a second, else the primary does. Reports run on
+    ///     the first replica, behind the primary by its replay lag.
     ///   - logger: where retries are logged; nil logs nothing.
     public init(databaseURL: String? = nil, poolSize: Int = 8, stores: StoreConfiguration = .none,
-                reportTimeout: Duration? = Ledger.defaultReportTimeout, logger: Logger? = nil) {
+                reportTimeout: Duration? = Ledger.defaultReportTimeout, readDatabaseURLs: [String]? = nil,
+                logger: Logger? = nil) {
         pool = ConnectionPool(configuration: Ledger.configuration(databaseURL), size: poolSize)
-        reports = ReportRunner(pool: pool, poolSize: poolSize, timeout: reportTimeout)
+        replicas = ReadReplicas(urls: readDatabaseURLs ?? ReadReplicas.urls(), poolSize: poolSize, logger: logger ?? .silent)
+        reports = ReportRunner(pool: replicas.pools.first ?? pool, poolSize: poolSize, timeout: reportTimeout)
         groupCommit = GroupCommit(maxBatchSize: Ledger.maxBatchSize,
                                   maxConcurrentBatches: Ledger.concurrentBatches(poolSize: poolSize))
         self.stores = stores
@@ -105,6 +115,7 @@ public final class Ledger: Sendable {
                     do {
                         let outcomes = try connection.executeBatch(commands, now: now)
                         self.statistics.committed(commands.count, on: connection, logger: self.logger)
+                        self.replicas.committed(on: connection)
                         return .success(outcomes)
                     } catch let error as PostgresError {
                         return .failure(FailedAttempt(error: error, lost: CommandRetry.isLostConnection(error, on: connection)))
@@ -224,5 +235,6 @@ public final class Ledger: Sendable {
     /// Closes the pool's connections.
     public func close() async {
         await pool.close()
+        await replicas.close()
     }
 }

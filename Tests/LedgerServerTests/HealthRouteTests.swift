@@ -78,6 +78,24 @@ extension LedgerServerTests {
                 #expect(reply.text.contains("http_request_duration_seconds_bucket"))
                 #expect(reply.text.contains("ledger_pool_connections_in_use"))
                 #expect(reply.text.contains("ledger_pool_waiting "))
+                #expect(!reply.text.contains("ledger_replica_reads_total"))
+            }
+        }
+
+        @Test func withAReadReplicaTheQueriesAreAnsweredThereAndCounted() async throws {
+            try await ServerHarness.with(readingReplica: true) { server in
+                let writer = try server.key(.writer)
+                for n in 1...3 {
+                    let line = Fixture.purchaseLine(["type": nil, "paymentSeq": "\"P-\(n)\"", "transactionId": "\"T-\(n)\""])
+                    #expect(try await server.send("POST", "/v1/purchases", key: writer, body: line).status == 200)
+                    // The server reads its own write, from the replica once it has replayed it.
+                    let unconsumed = try await server.send("GET", "/v1/users/u1/unconsumed", key: writer)
+                    #expect(unconsumed.array.count == n, "\(unconsumed.text)")
+                }
+                let counts = server.ledger.replicas.counts.withLock { $0 }
+                #expect(counts.replica + counts.primary == 3 && counts.replica >= 1, "\(counts)")
+                let reply = try await server.send("GET", "/metrics")
+                #expect(reply.text.contains(#"ledger_replica_reads_total{answered_by="replica"} \#(counts.replica)"#), "\(reply.text)")
             }
         }
     }

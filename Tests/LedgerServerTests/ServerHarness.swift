@@ -22,8 +22,18 @@ struct ServerHarness: Sendable {
     static func with(migrated: Bool = true, stores: StoreConfiguration = .none,
                      _ configure: @Sendable (inout ServerConfiguration) -> Void = { _ in },
                      databaseURL: String? = nil, poolSize: Int = 4, loginIn roles: [String] = [],
+                     readingReplica: Bool = false,
                      _ body: @Sendable (ServerHarness) async throws -> Void) async throws {
         try await TestDatabase.with(migrated: migrated) { database in
+            // The test server's streaming replica, as LEDGER_READ_DATABASE_URL would name it.
+            var replica: Connection? = nil
+            var readDatabaseURLs: [String] = []
+            if readingReplica {
+                let (connection, conninfo) = try await TestReplica.connect(to: database)
+                replica = connection
+                readDatabaseURLs = [conninfo]
+            }
+            defer { replica?.close() }
             // A LOGIN role of this test's own in `roles` (roles are cluster-wide: a unique name).
             var databaseURL = databaseURL
             let login = "ls_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(12).lowercased()
@@ -40,7 +50,7 @@ struct ServerHarness: Sendable {
             configuration.keyRefreshInterval = .zero
             configure(&configuration)
             let ledger = Ledger(databaseURL: databaseURL ?? database.conninfo, poolSize: poolSize, stores: configuration.stores,
-                                reportTimeout: configuration.reportTimeout)
+                                reportTimeout: configuration.reportTimeout, readDatabaseURLs: readDatabaseURLs)
             let log = LogCapture()
             let (ports, bound) = AsyncStream.makeStream(of: Int.self)
             let app = LedgerServer.application(ledger: ledger, configuration: configuration, logger: log.logger()) {

@@ -18,6 +18,7 @@ struct HealthRoutes {
         router.head("/readyz") { _, _ in try await readiness().createHeadResponse() }
         router.get("/metrics") { _, _ in
             await recordJobs()
+            if !ledger.replicas.isEmpty { metrics.recordReads(ledger.replicas.counts.withLock { $0 }) }
             return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
                      body: .init(byteBuffer: ByteBuffer(bytes: metrics.exposition(pool: ledger.pool))))
         }

@@ -1,31 +1,32 @@
 import Foundation
+import Postgres
 
 extension Ledger {
     /// The user's payments whose goods were not handed out yet, on the given stores (all when
     /// empty), ordered by purchase time then paymentSeq (docs/contract.md §3.1).
     public func unconsumed(userId: String, stores: Set<StoreCode> = []) async throws -> [UnconsumedPayment] {
-        try await pool.withConnection { try UnconsumedPayment.fetchAll($0, userId: userId, stores: stores) }
+        try await read { try UnconsumedPayment.fetchAll($0, userId: userId, stores: stores) }
     }
 
     /// The user's subscriptions at an instant (default now): active ones, or all with
     /// `includeExpired`; ordered by store then originalTransactionId (docs/contract.md §3.2).
     public func subscriptions(userId: String, stores: Set<StoreCode> = [], at instant: Date = Date(),
                               includeExpired: Bool = false) async throws -> [Subscription] {
-        try await pool.withConnection {
+        try await read {
             try Subscription.fetchAll($0, userId: userId, stores: stores, at: instant, includeExpired: includeExpired)
         }
     }
 
     /// A one-screen picture of the whole ledger, with subscriptions evaluated at `instant`.
     public func summary(at instant: Date = Date()) async throws -> LedgerSummary {
-        try await pool.withConnection { try LedgerSummary.fetch($0, at: instant) }
+        try await read { try LedgerSummary.fetch($0, at: instant) }
     }
 }
 
 extension Ledger {
     /// The payment `key` names, with its owner and its state, or nil when the ledger has none.
     public func lookup(_ key: PaymentKey) async throws -> PaymentRecord? {
-        try await pool.withConnection { try PaymentRecord.fetch($0, key) }
+        try await read { try PaymentRecord.fetch($0, key) }
     }
 }
 
@@ -44,6 +45,14 @@ extension Ledger {
         guard (1...Self.maxHistoryLimit).contains(limit) else {
             throw LedgerError.invalid("limit", "expected 1 to \(Self.maxHistoryLimit), got \(limit)")
         }
-        return try await pool.withConnection { try UserHistory.fetch($0, userId: userId, limit: limit) }
+        return try await read { try UserHistory.fetch($0, userId: userId, limit: limit) }
+    }
+}
+
+extension Ledger {
+    /// Runs a query's `body` where queries read: a replica that has replayed this ledger's own
+    /// commands, else the primary (``ReadReplicas``).
+    func read<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
+        try await replicas.withConnection(primary: pool, consistency: .ownWrites, body)
     }
 }

@@ -1,0 +1,183 @@
+# Sourced by scripts/dev after scripts/pg.sh: a Citus cluster on this machine (a coordinator and
+# two workers, each its own PostgreSQL server on a unix socket, under .ledger/citus), built from
+# the vendored Citus source when the extension is not installed. For tests and trying the
+# scale-out path on one machine; production runs Citus's own packages or the citusdata/citus
+# images (docker-compose.yml, profile citus).
+
+CITUS_HOME="$ROOT/.ledger/citus"
+CITUS_BASE_PORT=${LEDGER_CITUS_PORT:-54340}
+CITUS_NODES=(coordinator worker1 worker2)
+
+citus_socket_dir() {
+    local dir="$CITUS_HOME/run"
+    if [ ${#dir} -gt 80 ]; then
+        dir="/tmp/ledger-citus-$(printf '%s' "$CITUS_HOME" | cksum | cut -d' ' -f1)"
+    fi
+    printf '%s' "$dir"
+}
+
+citus_port() { # node index
+    echo $(( CITUS_BASE_PORT + $1 ))
+}
+
+citus_conninfo() { # node index, database
+    echo "host=$(citus_socket_dir) port=$(citus_port "$1") user=ledger dbname=$2"
+}
+
+# The extension, installed into this machine's PostgreSQL 15: from the Debian packages when an
+# earlier run or the operator installed it, else built from ../shared/vendor/citus-*.tar.gz
+# (about 100 s on 2 cores). The build's headers come from postgresql-server-dev-15 at the
+# installed server's own version, so apt does not upgrade the running server with it.
+citus_ensure_installed() {
+    ensure_packages
+    local pkglib
+    pkglib=$("$PG_BIN/pg_config" --pkglibdir)
+    [ -f "$pkglib/citus.so" ] && return 0
+    local tarball
+    tarball=$(ls "$ROOT"/../shared/vendor/citus-*.tar.gz 2>/dev/null | sort -V | tail -n 1 || true)
+    if [ -z "$tarball" ]; then
+        cat >&2 <<'HOW'
+Citus is not installed and no source tarball was found in ../shared/vendor/. Install Citus's
+own packages for PostgreSQL 15 (https://docs.citusdata.com/en/stable/installation/):
+    curl https://install.citusdata.com/community/deb.sh | sudo bash
+    sudo apt-get install -y postgresql-15-citus-13.2
+or run the citusdata/citus images: docker compose --profile citus up
+HOW
+        return 1
+    fi
+    local server_version missing=()
+    server_version=$(dpkg-query -W -f='${Version}' postgresql-15 2>/dev/null || true)
+    [ -f "$($PG_BIN/pg_config --includedir-server)/postgres.h" ] ||
+        missing+=("postgresql-server-dev-15${server_version:+=$server_version}")
+    [ -f /usr/include/lz4.h ] || missing+=(liblz4-dev)
+    [ -f /usr/include/zstd.h ] || missing+=(libzstd-dev)
+    [ -f /usr/include/gssapi/gssapi.h ] || missing+=(libkrb5-dev)
+    command -v make >/dev/null || missing+=(make)
+    command -v gcc >/dev/null || missing+=(gcc)
+    if [ ${#missing[@]} -gt 0 ]; then apt_install "${missing[@]}"; fi
+    local build="$CITUS_HOME/build"
+    echo "== building Citus from $(basename "$tarball") in $build (about 100 s on 2 cores)" >&2
+    rm -rf "$build"
+    mkdir -p "$build"
+    tar -xzf "$tarball" -C "$build" --strip-components=1
+    (
+        cd "$build"
+        ./configure PG_CONFIG="$PG_BIN/pg_config" --without-libcurl >"$build/configure.log" 2>&1 ||
+            { tail -n 20 "$build/configure.log" >&2; exit 1; }
+        make -j"$(nproc)" >"$build/make.log" 2>&1 || { tail -n 30 "$build/make.log" >&2; exit 1; }
+        as_root make install >"$build/install.log" 2>&1 || { tail -n 20 "$build/install.log" >&2; exit 1; }
+    )
+    echo "== Citus $(sed -n 's/^PACKAGE_VERSION=//p' "$build/configure" | tr -d "'") installed into $pkglib" >&2
+}
+
+citus_prepare_owner() {
+    [ "$(id -u)" -eq 0 ] || return 0
+    id -u "$PG_OS_USER" >/dev/null 2>&1 ||
+        useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin "$PG_OS_USER"
+    local dir
+    for dir in "$CITUS_HOME/nodes" "$(citus_socket_dir)"; do
+        if [ "$(stat -c %U "$dir")" != "$PG_OS_USER" ]; then chown -R "$PG_OS_USER" "$dir"; fi
+    done
+}
+
+# Makes database $1 on every node, with the extension, and registers the workers with the
+# coordinator for it (Citus keeps both per database). Idempotent.
+citus_create_database() {
+    local name=$1 i sock
+    sock=$(citus_socket_dir)
+    for i in "${!CITUS_NODES[@]}"; do
+        if ! psql "$(citus_conninfo "$i" postgres)" -Atqc "SELECT 1 FROM pg_database WHERE datname = '$name'" | grep -q 1; then
+            psql "$(citus_conninfo "$i" postgres)" -qc "CREATE DATABASE \"$name\"" >/dev/null
+        fi
+        psql "$(citus_conninfo "$i" "$name")" -qc "CREATE EXTENSION IF NOT EXISTS citus" >/dev/null
+    done
+    psql "$(citus_conninfo 0 "$name")" -qAt >/dev/null <<SQL
+SELECT citus_set_coordinator_host('$sock', $(citus_port 0));
+SELECT citus_add_node('$sock', $(citus_port 1)) WHERE NOT EXISTS (SELECT FROM pg_dist_node WHERE nodeport = $(citus_port 1));
+SELECT citus_add_node('$sock', $(citus_port 2)) WHERE NOT EXISTS (SELECT FROM pg_dist_node WHERE nodeport = $(citus_port 2));
+SQL
+}
+
+# Drops database $1 on every node.
+citus_drop_database() {
+    local name=$1 i
+    for i in "${!CITUS_NODES[@]}"; do
+        psql "$(citus_conninfo "$i" postgres)" -qc "DROP DATABASE IF EXISTS \"$name\" WITH (FORCE)" >/dev/null
+    done
+}
+
+citus_start() {
+    citus_ensure_installed
+    local sock i node data
+    sock=$(citus_socket_dir)
+    mkdir -p "$CITUS_HOME/nodes" "$sock"
+    citus_prepare_owner
+    for i in "${!CITUS_NODES[@]}"; do
+        node=${CITUS_NODES[$i]}
+        data="$CITUS_HOME/nodes/$node"
+        if [ ! -f "$data/PG_VERSION" ]; then
+            echo "== creating the Citus $node in $data" >&2
+            rm -rf "$data"
+            pg_run "$PG_BIN/initdb" -D "$data" -U ledger --auth=trust -E UTF8 --locale=C.UTF-8 --no-sync >/dev/null
+            cat >>"$data/postgresql.conf" <<CONF
+# Citus $node of PurchaseLedger (scripts/citus.sh)
+shared_preload_libraries = 'citus'
+max_prepared_transactions = 200
+listen_addresses = ''
+unix_socket_directories = '$sock'
+port = $(citus_port "$i")
+max_connections = 300
+max_locks_per_transaction = 256
+shared_buffers = 512MB
+max_wal_size = 2GB
+log_min_messages = warning
+CONF
+        fi
+        if ! pg_run "$PG_BIN/pg_ctl" -D "$data" status >/dev/null 2>&1; then
+            echo "== starting the Citus $node (port $(citus_port "$i"), socket in $sock)" >&2
+            pg_run "$PG_BIN/pg_ctl" -D "$data" -l "$CITUS_HOME/nodes/$node.log" -w -t 120 start >/dev/null
+        fi
+    done
+    citus_create_database ledger
+}
+
+citus_stop() {
+    local i data
+    for i in "${!CITUS_NODES[@]}"; do
+        data="$CITUS_HOME/nodes/${CITUS_NODES[$i]}"
+        if [ -f "$data/PG_VERSION" ] && pg_run "$PG_BIN/pg_ctl" -D "$data" status >/dev/null 2>&1; then
+            pg_run "$PG_BIN/pg_ctl" -D "$data" -m fast -w stop >/dev/null
+        fi
+    done
+}
+
+citus_status() {
+    local i
+    for i in "${!CITUS_NODES[@]}"; do
+        printf '%-12s ' "${CITUS_NODES[$i]}"
+        pg_run "$PG_BIN/pg_ctl" -D "$CITUS_HOME/nodes/${CITUS_NODES[$i]}" status 2>&1 | head -n 1
+    done
+    psql "$(citus_conninfo 0 ledger)" -c "SELECT nodename, nodeport, noderole, isactive FROM pg_dist_node ORDER BY nodeport" 2>/dev/null || true
+}
+
+# scripts/dev citus [start | stop | status | env | createdb NAME | dropdb NAME]
+citus_command() {
+    local sub=${1:-start}
+    shift || true
+    case "$sub" in
+        start)
+            citus_start
+            echo "export DATABASE_URL='$(citus_conninfo 0 ledger)'"
+            ;;
+        env)
+            citus_start >/dev/null
+            printf 'export DATABASE_URL=%q\nexport LEDGER_TEST_SERVER=%q\n' "$(citus_conninfo 0 ledger)" \
+                "host=$(citus_socket_dir) port=$(citus_port 0) user=ledger"
+            ;;
+        stop) citus_stop ;;
+        status) citus_status ;;
+        createdb) citus_create_database "${1:?scripts/dev citus createdb NAME}" ;;
+        dropdb) citus_drop_database "${1:?scripts/dev citus dropdb NAME}" ;;
+        *) echo "scripts/dev citus: unknown command '$sub' (start, stop, status, env, createdb NAME, dropdb NAME)" >&2; return 2 ;;
+    esac
+}
