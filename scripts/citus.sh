@@ -70,16 +70,6 @@ HOW
     echo "== Citus $(sed -n 's/^PACKAGE_VERSION=//p' "$build/configure" | tr -d "'") installed into $pkglib" >&2
 }
 
-citus_prepare_owner() {
-    [ "$(id -u)" -eq 0 ] || return 0
-    id -u "$PG_OS_USER" >/dev/null 2>&1 ||
-        useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin "$PG_OS_USER"
-    local dir
-    for dir in "$CITUS_HOME/nodes" "$(citus_socket_dir)"; do
-        if [ "$(stat -c %U "$dir")" != "$PG_OS_USER" ]; then chown -R "$PG_OS_USER" "$dir"; fi
-    done
-}
-
 # Makes database $1 on every node, with the extension, and registers the workers with the
 # coordinator for it (Citus keeps both per database). Idempotent.
 citus_create_database() {
@@ -89,7 +79,7 @@ citus_create_database() {
         if ! psql "$(citus_conninfo "$i" postgres)" -Atqc "SELECT 1 FROM pg_database WHERE datname = '$name'" | grep -q 1; then
             psql "$(citus_conninfo "$i" postgres)" -qc "CREATE DATABASE \"$name\"" >/dev/null
         fi
-        psql "$(citus_conninfo "$i" "$name")" -qc "CREATE EXTENSION IF NOT EXISTS citus" >/dev/null
+        psql "$(citus_conninfo "$i" "$name")" -qc "SET client_min_messages = warning" -c "CREATE EXTENSION IF NOT EXISTS citus" >/dev/null
     done
     psql "$(citus_conninfo 0 "$name")" -qAt >/dev/null <<SQL
 SELECT citus_set_coordinator_host('$sock', $(citus_port 0));
@@ -111,7 +101,7 @@ citus_start() {
     local sock i node data
     sock=$(citus_socket_dir)
     mkdir -p "$CITUS_HOME/nodes" "$sock"
-    citus_prepare_owner
+    pg_prepare_owner "$CITUS_HOME/nodes" "$sock"
     for i in "${!CITUS_NODES[@]}"; do
         node=${CITUS_NODES[$i]}
         data="$CITUS_HOME/nodes/$node"

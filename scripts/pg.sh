@@ -64,19 +64,22 @@ pg_run() {
     fi
 }
 
+# When root: makes the user the servers run as, and hands it the folders given (by default the
+# private cluster's and its socket's), which must be reachable by it.
 pg_prepare_owner() {
     [ "$(id -u)" -eq 0 ] || return 0
     id -u "$PG_OS_USER" >/dev/null 2>&1 ||
         useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin "$PG_OS_USER"
+    [ $# -gt 0 ] || set -- "$PG_HOME" "$(pg_socket_dir)"
     # Hand the folders over once: a recursive chown of a running cluster's data races with the
     # files the server creates and removes (a test dropping its database), and fails on them.
     local dir
-    for dir in "$PG_HOME" "$(pg_socket_dir)"; do
+    for dir in "$@"; do
         if [ "$(stat -c %U "$dir")" != "$PG_OS_USER" ]; then chown -R "$PG_OS_USER" "$dir"; fi
     done
-    # Every folder above the cluster must be traversable by that user.
-    if ! runuser -u "$PG_OS_USER" -- test -x "$PG_HOME"; then
-        echo "the user $PG_OS_USER cannot reach $PG_HOME; make its parent folders world-executable (chmod o+x)" >&2
+    # Every folder above them must be traversable by that user.
+    if ! runuser -u "$PG_OS_USER" -- test -x "$1"; then
+        echo "the user $PG_OS_USER cannot reach $1; make its parent folders world-executable (chmod o+x)" >&2
         exit 1
     fi
 }
