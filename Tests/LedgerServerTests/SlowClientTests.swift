@@ -113,7 +113,12 @@ extension LedgerServerTests {
                 let answer = try #require(RawResponse(connection.text), "\(connection.text)")
                 #expect(answer.status == 408 && answer.json["code"] as? String == "REQUEST_TIMEOUT")
                 #expect((answer.json["message"] as? String)?.contains("2 s") == true)
-                #expect(server.log.all.contains { $0.contains("route=/v1/purchases") && $0.contains("status=408") })
+                // The request's log line is written as the response goes out, which may be just
+                // after the client sees the connection close.
+                let logged = { server.log.all.contains { $0.contains("route=/v1/purchases") && $0.contains("status=408") } }
+                let deadline = Date().addingTimeInterval(10)
+                while !logged(), Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
+                #expect(logged())
                 #expect(try server.snapshot() == before)
             }
         }
