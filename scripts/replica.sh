@@ -14,35 +14,40 @@ replica_streaming() {
     [ "$(psql "$(replica_conninfo postgres)" -Atqc "SELECT status FROM pg_stat_wal_receiver" 2>/dev/null)" = streaming ]
 }
 
+# Starts the replica's server on its data folder.
+replica_server_start() {
+    pg_run "$PG_BIN/pg_ctl" -D "$REPLICA_DATA" -l "$REPLICA_HOME/postgres.log" -w -t 120 \
+        -o "-k $(pg_socket_dir) -p $REPLICA_PORT -c shared_buffers=512MB" start >/dev/null
+}
+
+# Waits up to $1 tenths of a second for the replica to stream; returns whether it does.
+replica_wait_streaming() {
+    local tries=0
+    until replica_streaming || [ $tries -ge "$1" ]; do sleep 0.1; tries=$((tries + 1)); done
+    replica_streaming
+}
+
 # Starts the replica, first copying the primary (pg_basebackup) when there is none or the one
-# there no longer streams from it (a primary made again). Copying takes seconds for a few GB.
+# there does not stream from it (a primary made again). Copying takes seconds for a few GB.
 replica_start() {
     pg_private_start
-    local sock
-    sock=$(pg_socket_dir)
-    if [ -f "$REPLICA_DATA/PG_VERSION" ] && ! pg_run "$PG_BIN/pg_ctl" -D "$REPLICA_DATA" status >/dev/null 2>&1; then
-        echo "== starting the replica (port $REPLICA_PORT)" >&2
-        pg_run "$PG_BIN/pg_ctl" -D "$REPLICA_DATA" -l "$REPLICA_HOME/postgres.log" -w -t 120 \
-            -o "-k $sock -p $REPLICA_PORT -c shared_buffers=512MB" start >/dev/null || true
-    fi
     if [ -f "$REPLICA_DATA/PG_VERSION" ]; then
-        local tries=0
-        until replica_streaming || [ $tries -ge 50 ]; do sleep 0.1; tries=$((tries + 1)); done
-        replica_streaming && return 0
+        if ! pg_run "$PG_BIN/pg_ctl" -D "$REPLICA_DATA" status >/dev/null 2>&1; then
+            echo "== starting the replica (port $REPLICA_PORT)" >&2
+            replica_server_start || true
+        fi
+        replica_wait_streaming 50 && return 0
         echo "== the replica in $REPLICA_DATA does not stream from the primary: copying the primary again" >&2
         replica_stop >/dev/null 2>&1 || true
     fi
     rm -rf "$REPLICA_DATA"
     mkdir -p "$REPLICA_HOME"
-    [ "$(id -u)" -ne 0 ] || chown "$PG_OS_USER" "$REPLICA_HOME"
+    pg_prepare_owner "$REPLICA_HOME"
     echo "== copying the primary into a streaming replica in $REPLICA_DATA (port $REPLICA_PORT)" >&2
-    pg_run "$PG_BIN/pg_basebackup" -h "$sock" -p "$PG_PORT" -U ledger -D "$REPLICA_DATA" -R -X stream \
+    pg_run "$PG_BIN/pg_basebackup" -h "$(pg_socket_dir)" -p "$PG_PORT" -U ledger -D "$REPLICA_DATA" -R -X stream \
         --checkpoint=fast --no-sync
-    pg_run "$PG_BIN/pg_ctl" -D "$REPLICA_DATA" -l "$REPLICA_HOME/postgres.log" -w -t 120 \
-        -o "-k $sock -p $REPLICA_PORT -c shared_buffers=512MB" start >/dev/null
-    local tries=0
-    until replica_streaming || [ $tries -ge 300 ]; do sleep 0.1; tries=$((tries + 1)); done
-    replica_streaming || { echo "the replica does not stream: see $REPLICA_HOME/postgres.log" >&2; return 1; }
+    replica_server_start
+    replica_wait_streaming 300 || { echo "the replica does not stream: see $REPLICA_HOME/postgres.log" >&2; return 1; }
 }
 
 replica_stop() {

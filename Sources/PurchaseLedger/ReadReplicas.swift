@@ -3,24 +3,13 @@ import Logging
 import Postgres
 import Synchronization
 
-/// What a query must see when it may be answered by a read replica (``Ledger``'s
-/// `readDatabaseURLs`).
-public enum ReadConsistency: Sendable, Hashable {
-    /// Every command this ledger committed before the query (the default).
-    case ownWrites
-    /// Whatever the replica has replayed: possibly behind the primary by its lag. For reports
-    /// and pages that do not follow a write of their own.
-    case replica
-}
-
 /// Where the ledger's queries read (README, "Reads from replicas"): PostgreSQL streaming
 /// replicas of the primary, each with a pool of its own, taken in turn, and the primary when
 /// none is configured, none can be reached, or none has caught up.
 ///
 /// **Reading one's own writes.** The ledger keeps the highest WAL position (LSN) at which one of
-/// its commands committed, read on the primary after each commit. A query that must see them
-/// (``ReadConsistency/ownWrites``, the default) is answered by a replica only once the replica has
-/// replayed that far (`pg_last_wal_replay_lsn()`, looked at every millisecond), for at most
+/// its commands committed, read on the primary after each commit. A query is answered by a
+/// replica only once the replica has replayed that far (`pg_last_wal_replay_lsn()`, looked at every millisecond), for at most
 /// ``maxWait``; then by the primary. A replica that cannot be reached costs a fall-back to the
 /// primary, logged, never an error.
 package final class ReadReplicas: Sendable {
@@ -58,22 +47,21 @@ package final class ReadReplicas: Sendable {
         written.max(lsn)
     }
 
-    /// Runs `body` on a replica that has replayed what `consistency` asks, else on `primary`.
-    package func withConnection<T: Sendable>(primary: ConnectionPool, consistency: ReadConsistency,
+    /// Runs `body` on a replica that has replayed this ledger's own commits, else on `primary`.
+    package func withConnection<T: Sendable>(primary: ConnectionPool,
                                              _ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
         guard !pools.isEmpty else { return try await primary.withConnection(body) }
         let pool = pools[turn.wrappingAdd(1, ordering: .relaxed).oldValue % pools.count]
-        let target = consistency == .ownWrites ? written.load(ordering: .acquiring) : 0
+        let target = written.load(ordering: .acquiring)
         let deadline = ContinuousClock.now + Self.maxWait
         let answer: T?
         do {
             answer = try await pool.withConnection { connection -> T? in
                 if target > 0 {
                     while true {
-                        let replayed = try connection.query("SELECT pg_last_wal_replay_lsn()::text").first?
-                            .decode(0, as: String?.self).flatMap(Self.lsn)
                         // A primary given as a replica has no replay position: it has everything.
-                        if replayed == nil || replayed! >= target { break }
+                        guard let replayed = try connection.query("SELECT pg_last_wal_replay_lsn()::text").first?
+                            .decode(0, as: String?.self).flatMap(Self.lsn), replayed < target else { break }
                         guard ContinuousClock.now < deadline else { return nil }
                         usleep(1000)
                     }

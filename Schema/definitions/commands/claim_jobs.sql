@@ -5,11 +5,10 @@
 -- once another runner has claimed the job again.
 --
 -- The claimed ids go to the UPDATE as an array. With `id IN (subquery)`, a plan made without
--- knowing p_limit joins the subquery to a sequential scan of the whole table, done jobs
--- included. A SQL function's plans are such: its body is planned at each call with its
--- arguments as parameters. So a claim cost 2.4 ms with 20,000 jobs, and more with every
--- delivery (EXPLAIN ANALYZE of the generic plan). The array gives an index probe per claimed id
--- in any plan (0.48 ms), and PL/pgSQL keeps the plan for the session.
+-- knowing p_limit (a generic plan, and every plan of a SQL function's body) joins the subquery
+-- to a sequential scan of the whole table, done jobs included: 3.5 ms a claim at 20,000 jobs,
+-- and more with every delivery (EXPLAIN ANALYZE, BENCHMARKS.md). The array gives an index probe
+-- per claimed id in any plan (0.48 ms), and PL/pgSQL keeps the plan for the session.
 --
 -- The claim's transaction commits without waiting for its WAL flush (synchronous_commit off,
 -- local to the transaction, which the runner's claim is alone in: 0.48 to 0.31 ms a claim). A

@@ -53,6 +53,6 @@ extension Ledger {
     /// Runs a query's `body` where queries read: a replica that has replayed this ledger's own
     /// commands, else the primary (``ReadReplicas``).
     func read<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
-        try await replicas.withConnection(primary: pool, consistency: .ownWrites, body)
+        try await replicas.withConnection(primary: pool, body)
     }
 }
