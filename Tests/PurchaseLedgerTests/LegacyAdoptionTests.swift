@@ -96,6 +96,9 @@ struct LegacyAdoptionTests {
                 #expect(try c.count("SELECT count(*) FROM ledger.events") == events)
                 #expect(try ChainVerifier(connection: c).verify().isIntact)
                 #expect(try ProjectionVerifier(connection: c).verify().isEqual)
+                // Each event of that release got its owner: the user its data names.
+                #expect(try c.count("SELECT count(*) FROM ledger.events WHERE user_id <> coalesce(data->>'userId', '')") == 0)
+                #expect(try c.count("SELECT count(*) FROM ledger.events WHERE user_id <> ''") > 30)
                 #expect(try c.query("SELECT name FROM ledger.schema_migrations ORDER BY version").map { try $0.decode("name", as: String.self) }
                         == Migration.all.map(\.name))
                 #expect(try c.count("""

@@ -1,5 +1,6 @@
 -- A verified store notification (docs/contract.md §5): a duplicate by its id; else applied when its
--- owner is known, parked when not, ignored when it has no effect; always kept as an event.
+-- owner is known, parked when not, ignored when it has no effect; always kept as an event, owned
+-- (ledger.events.user_id) by the user it was applied to, or asked about, when the ledger knows them.
 -- Effect 'ask' (§6.3: a Google notification that only the Play Developer API can explain) is
 -- recorded with its job (n->'job': {kind, purpose, args, secret}), which is never kept in the
 -- event: its secret is the purchase token. The job's answer comes back here as a notification
@@ -37,6 +38,9 @@ BEGIN
             RETURN ledger.rejected('INVALID_INPUT', 'notification: an ask needs its job');
         END IF;
         v_outcome := 'asked';
+        -- Its owner when its token is known already: the history shows the question with the
+        -- user's payments before the store answers it.
+        v_owner := ledger.notification_owner(n);
         r := ROW('recorded', NULL, NULL, NULL, NULL, NULL, NULL)::ledger.command_result;
     ELSE
         v_owner := ledger.notification_owner(n);
@@ -52,7 +56,8 @@ BEGIN
         END IF;
     END IF;
     v_pos := ledger.append('notification:' || v_store || ':' || v_id, 'NotificationReceived',
-                           n || jsonb_build_object('outcome', v_outcome), (n->>'effectiveAt')::timestamptz, 0);
+                           n || jsonb_build_object('outcome', v_outcome), (n->>'effectiveAt')::timestamptz, 0,
+                           coalesce(v_owner, ''));
     PERFORM ledger.project_positions(ARRAY[v_pos]);
     IF v_job IS NOT NULL AND v_outcome IN ('asked', 'applied', 'parked') THEN
         PERFORM ledger.add_job(v_job - 'secret', v_job->>'secret', v_pos);

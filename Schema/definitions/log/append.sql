@@ -2,8 +2,10 @@
 -- is the version the caller last saw (0: the stream must not exist yet); a mismatch raises
 -- SQLSTATE 40001 so that the caller can re-read and retry (optimistic concurrency).
 -- The stream's row lock serialises the writers of one stream, and only them.
+-- The event's owner (ledger.events.user_id, 0010_event_owner.sql) is p_user_id when given (a
+-- store notification's, which its data does not name), else the user its data names, else ''.
 CREATE OR REPLACE FUNCTION ledger.append(p_stream text, p_type text, p_data jsonb, p_occurred_at timestamptz,
-                              p_expected_version integer DEFAULT NULL)
+                              p_expected_version integer DEFAULT NULL, p_user_id text DEFAULT NULL)
 RETURNS bigint
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -36,10 +38,11 @@ BEGIN
         v_hash := ledger.event_hash(v_prev, p_stream, v_version + 1, p_type, p_occurred_at, p_data);
         UPDATE ledger.streams SET version = v_version + 1, head_hash = v_hash WHERE stream = p_stream;
     END IF;
-    INSERT INTO ledger.events (stream, version, type, data, occurred_at, prev_hash, hash)
-    VALUES (p_stream, v_version + 1, p_type, p_data, p_occurred_at, v_prev, v_hash)
+    INSERT INTO ledger.events (stream, version, type, data, occurred_at, prev_hash, hash, user_id)
+    VALUES (p_stream, v_version + 1, p_type, p_data, p_occurred_at, v_prev, v_hash,
+            coalesce(p_user_id, p_data->>'userId', ''))
     RETURNING position INTO v_pos;
     RETURN v_pos;
 END
 $$;
-REVOKE ALL ON FUNCTION ledger.append(text, text, jsonb, timestamptz, integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION ledger.append(text, text, jsonb, timestamptz, integer, text) FROM PUBLIC;

@@ -5,7 +5,8 @@
 -- command may append to at the same time under another name (a consume, a link) needs it; a new
 -- payment's stream is new and does not. When another writer moved a head between the read and
 -- the write, nothing is appended and SQLSTATE 40001 tells the engine to run the batch again.
--- It runs under its callers' planner settings (generic plans, enable_seqscan off).
+-- Each event's owner (ledger.events.user_id) is the user its data names: a set holds payments
+-- and consumes, which all name one. It runs under its callers' planner settings (generic plans, enable_seqscan off).
 CREATE OR REPLACE FUNCTION ledger.append_set(p_streams text[], p_types text[], p_data jsonb[], p_times timestamptz[],
                                              p_lock_heads boolean)
 RETURNS bigint[]
@@ -31,8 +32,8 @@ BEGIN
          WHERE ledger.streams.version = excluded.version - 1
         RETURNING 1
     ), events AS (
-        INSERT INTO ledger.events (stream, version, type, data, occurred_at, prev_hash, hash)
-        SELECT stream, version + 1, type, data, at, prev, hash FROM hashed ORDER BY n
+        INSERT INTO ledger.events (stream, version, type, data, occurred_at, prev_hash, hash, user_id)
+        SELECT stream, version + 1, type, data, at, prev, hash, coalesce(data->>'userId', '') FROM hashed ORDER BY n
         RETURNING position
     )
     SELECT (SELECT array_agg(position ORDER BY position) FROM events), (SELECT count(*) FROM heads)

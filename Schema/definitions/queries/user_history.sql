@@ -6,13 +6,11 @@
 -- null job columns otherwise. Purchase tokens and their digests are never returned.
 --
 -- Which events are the user's:
---   * those whose data names the user (data->>'userId'; events_user_idx, 0009_history_indexes.sql):
---     every payment event, lineage events, restores, account links, notification releases;
---   * the store notifications (NotificationReceived, which names no user) that one of those
---     names: a lineage event's notificationId, a release's own stream;
---   * a notification appended in the transaction of one of those events whose owner is the
---     user (ledger.notify appends a notification after its effect's events, in one transaction;
---     ledger.notification_owner is the rule for whose it is);
+--   * those the user owns (ledger.events.user_id, written by ledger.append; 0010_event_owner.sql):
+--     every payment event, lineage events, restores, account links, notification releases, and
+--     the store notifications applied to the user or asking about a payment of theirs;
+--   * the store notifications (NotificationReceived) that one of those names: a lineage event's
+--     notificationId, a release's own stream (a notification parked, then released to the user);
 --   * the notification whose job learned one of those notifications' payment (a learned
 --     payment's id is the asking notification's id, '/', and the API: GoogleAnswers.swift).
 -- A notification that changed nothing of the user's (ignored, a duplicate) is not found.
@@ -26,7 +24,7 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 WITH own AS MATERIALIZED (
     SELECT e.position, e.occurred_at, e.recorded_at, e.stream, e.type, e.data, e.tx
       FROM ledger.events e
-     WHERE e.data->>'userId' = p_user_id
+     WHERE e.user_id = p_user_id
 ),
 named AS MATERIALIZED (
     SELECT n.position, n.occurred_at, n.recorded_at, n.stream, n.type, n.data, n.tx
@@ -35,25 +33,15 @@ named AS MATERIALIZED (
        AND n.stream IN (SELECT CASE WHEN o.type = 'NotificationReleased' THEN o.stream
                                     ELSE 'notification:' || (o.data->>'storeCode') || ':' || (o.data->>'notificationId') END
                           FROM own o
-                         WHERE o.data ? 'notificationId')
-    UNION
-    -- LATERAL: one range of events_tx_position_idx per transaction (a join lets the planner
-    -- scan the whole log for notifications and ask each one's owner).
-    SELECT n.position, n.occurred_at, n.recorded_at, n.stream, n.type, n.data, n.tx
-      FROM (SELECT DISTINCT o.tx FROM own o) t
-     CROSS JOIN LATERAL (SELECT e.position, e.occurred_at, e.recorded_at, e.stream, e.type, e.data, e.tx
-                           FROM ledger.events e
-                          WHERE e.tx = t.tx AND e.type = 'NotificationReceived'
-                         OFFSET 0) n
-     WHERE ledger.notification_owner(n.data) = p_user_id
+                         WHERE o.data ? 'notificationId' AND o.type <> 'NotificationReceived')
 ),
 asked AS (
     SELECT n.position, n.occurred_at, n.recorded_at, n.stream, n.type, n.data, n.tx
       FROM ledger.events n
      WHERE n.type = 'NotificationReceived'
        AND n.stream IN (SELECT 'notification:GG:' || left(l.data->>'notificationId', -length('/' || (l.data->>'notificationType')))
-                          FROM named l
-                         WHERE l.data->>'effect' = 'learnedPayment'
+                          FROM (SELECT * FROM own UNION ALL SELECT * FROM named) l
+                         WHERE l.type = 'NotificationReceived' AND l.data->>'effect' = 'learnedPayment'
                            AND l.data->>'notificationId' LIKE '%/' || (l.data->>'notificationType'))
 ),
 latest AS (

@@ -3,15 +3,17 @@ import LedgerJSON
 
 extension CatchUpReader.Event {
     /// Writes an event as the feed shows it (`GET /v1/events`): its place in the log, its type,
-    /// its data as stored (Schema/EVENTS.md) and its two times in UTC.
+    /// its data as stored (Schema/EVENTS.md), its two times in UTC and the user it belongs to
+    /// (`userId`, left out for a fact that has no user).
     public func write(into w: inout JSONWriter) {
         w.beginObject()
         writeFields(into: &w)
         w.endObject()
     }
 
-    /// The fields of ``write(into:)``, inside an object the caller writes (a webhook's body).
-    public func writeFields(into w: inout JSONWriter) {
+    /// The fields of ``write(into:)``, inside an object the caller writes (a webhook's body, which
+    /// puts `userId` first itself: `withUser` false).
+    public func writeFields(into w: inout JSONWriter, withUser: Bool = true) {
         w.key("position")
         w.rawNumber(String(position))
         w.field("stream", stream)
@@ -21,6 +23,7 @@ extension CatchUpReader.Event {
         w.value((try? JSONParser.parse(data)) ?? .null)
         w.field("occurredAt", occurredAt)
         w.field("recordedAt", recordedAt)
+        if withUser, let userId { w.field("userId", userId) }
     }
 }
 

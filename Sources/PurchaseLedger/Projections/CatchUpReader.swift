@@ -47,6 +47,10 @@ public struct CatchUpReader: Sendable {
         public var data: String
         public var occurredAt: Date
         public var recordedAt: Date
+        /// The user it belongs to (`ledger.events.user_id`), or nil for a fact that has no user:
+        /// a product declaration, a store notification parked, asked about an unknown payment or
+        /// ignored.
+        public var userId: String? = nil
 
         /// The type, or nil for one this build does not know (written by a newer ledger).
         public var eventType: EventType? { EventType(rawValue: type) }
@@ -74,7 +78,8 @@ public struct CatchUpReader: Sendable {
             Event(position: try row.decode("position"), transaction: try Self.transaction(row),
                   stream: try row.decode("stream"), version: try row.decode("version"),
                   type: try row.decode("type"), data: try row.decode("data_text"),
-                  occurredAt: try row.decode("occurred_at"), recordedAt: try row.decode("recorded_at"))
+                  occurredAt: try row.decode("occurred_at"), recordedAt: try row.decode("recorded_at"),
+                  userId: Self.owner(try row.decode("user_id", as: String.self)))
         }
         if let last = events.last { checkpoint = last.checkpoint }
         return events
@@ -88,6 +93,9 @@ public struct CatchUpReader: Sendable {
         }
         return transaction
     }
+
+    /// An event's owner as the log keeps it, '' for none, read as an optional.
+    static func owner(_ stored: String) -> String? { stored.isEmpty ? nil : stored }
 
     /// The checkpoint after the newest event that is final now (`.start` when there is none): a
     /// reader starting there reads only what commits from now on (a new webhook endpoint's
@@ -116,7 +124,7 @@ public struct CatchUpReader: Sendable {
     package static func query(after checkpoint: Checkpoint, limit: Int) -> SQL {
         """
         SELECT e.tx::text AS tx_text, e.position, e.stream, e.version, e.type, e.data::text AS data_text,
-               e.occurred_at, e.recorded_at
+               e.occurred_at, e.recorded_at, e.user_id
           FROM ledger.events e
          WHERE (e.tx, e.position) > (\(String(checkpoint.transaction))::xid8, \(checkpoint.position)::bigint)
            AND e.tx < pg_snapshot_xmin(pg_current_snapshot())

@@ -154,7 +154,7 @@ public struct WebhookDispatcher: Sendable {
                 users.insert(user)
             }
             touched.append(lineages)
-            if let user = Self.user(of: data) { users.insert(user) }
+            if let user = events[index].userId { users.insert(user) }
         }
 
         // Entitlements that ended since the clock with no event: the instant passing.
@@ -237,14 +237,14 @@ public struct WebhookDispatcher: Sendable {
         }
 
         for (index, event) in events.enumerated() {
-            let user = Self.user(of: parsed[index])
+            let user = event.userId
             if wanted(event.type) {
                 let id = "event:\(event.position)"
                 var w = JSONWriter()
                 w.beginObject()
                 w.field("id", id)
                 w.field("userId", user)
-                event.writeFields(into: &w)
+                event.writeFields(into: &w, withUser: false)
                 state(of: user, into: &w)
                 w.endObject()
                 deliveries.append(Delivery(eventId: id, type: event.type, queue: "webhook:\(endpoint):\(user ?? event.stream)",
@@ -301,11 +301,5 @@ public struct WebhookDispatcher: Sendable {
                                           \(now), \(JSONB(text: deliveriesJSON))::jsonb, \(JSONB(text: w.string))::jsonb) AS n
             """)[0].decode("n")
         return Step(read: events.count, written: Int(written))
-    }
-
-    /// Whose event it is: its data's `userId`, or for a notification, its payment's owner. Nil
-    /// for an event of no user (a product declared, a notification whose owner is not known).
-    static func user(of data: JSONObject) -> String? {
-        data["userId"]?.stringValue ?? data["payment"]?.objectValue?["userId"]?.stringValue
     }
 }

@@ -1,0 +1,114 @@
+import Foundation
+import LedgerJSON
+import LedgerTestSupport
+import Postgres
+import PurchaseLedger
+import Testing
+
+/// Every event names the user it belongs to (`ledger.events.user_id`, written by `ledger.append`):
+/// what a user's history reads by, the feed and the webhooks show, and a distributed log is
+/// sharded by.
+@Suite("Event owners")
+struct EventOwnerTests {
+    typealias M = AppleMint
+
+    /// An App Store lineage whose notifications arrive before the account link that names their
+    /// user: the first are parked (no owner), released to the user when the link comes, and the
+    /// later ones applied to the user at once. A product declaration has no user.
+    @Test func eachEventIsOwnedByTheUserItWasAppliedToAndParkedOnesByNobody() async throws {
+        let mint = AppleMint()
+        func tx(_ n: Int, _ from: String, _ to: String) -> String {
+            M.transaction("o0\(n)", original: "o00", purchase: from, expires: to, account: "acct-o")
+        }
+        let first = tx(0, "2026-03-01T00:00:00Z", "2026-04-01T00:00:00Z")
+        let second = tx(1, "2026-04-01T00:00:00Z", "2026-05-01T00:00:00Z")
+        let parked = [
+            M.payload("SUBSCRIBED", uuid: "o-1", signed: "2026-03-01T00:00:00Z", transaction: first),
+            M.payload("DID_CHANGE_RENEWAL_STATUS", subtype: "AUTO_RENEW_DISABLED", uuid: "o-2",
+                      signed: "2026-03-10T00:00:00Z", transaction: first),
+        ].map(mint.line)
+        let link = #"{"type":"accountLink","userId":"u-o","storeCode":"AS","appAccountToken":"acct-o"}"#
+        let applied = [M.payload("DID_RENEW", uuid: "o-3", signed: "2026-04-01T00:00:00Z", transaction: second)].map(mint.line)
+        let product = #"{"type":"product","storeCode":"GG","productId":"gems","productType":"CONSUMABLE"}"#
+
+        try await TestDatabase.with { db in
+            try db.withConnection { c throws in
+                let outcomes = try c.ingest(parked + [link] + applied + [product], stores: mint.stores)
+                #expect(outcomes.map(\.status) == [.parked, .parked, .recorded, .recorded, .recorded], "\(outcomes)")
+
+                let rows = try c.query("""
+                    SELECT type, coalesce(data->>'notificationId', '') AS id, user_id FROM ledger.events ORDER BY position
+                    """).map { "\(try $0.decode("type", as: String.self)) \(try $0.decode("id", as: String.self)) \(try $0.decode("user_id", as: String.self))" }
+                let received = rows.filter { $0.hasPrefix("NotificationReceived") }
+                #expect(received == ["NotificationReceived o-1 ", "NotificationReceived o-2 ", "NotificationReceived o-3 u-o"], "\(rows)")
+                #expect(rows.filter { $0.hasPrefix("NotificationReleased") } == ["NotificationReleased o-1 u-o", "NotificationReleased o-2 u-o"])
+                #expect(rows.filter { $0.hasPrefix("ProductDeclared") } == ["ProductDeclared  "])
+                // Every event whose data names a user is that user's.
+                #expect(try c.count("""
+                    SELECT count(*) FROM ledger.events WHERE data ? 'userId' AND user_id IS DISTINCT FROM data->>'userId'
+                    """) == 0)
+                #expect(try c.count("SELECT count(*) FROM ledger.events WHERE data ? 'userId'") >= 6)
+
+                // The feed shows the owner, and leaves it out for a fact without one.
+                var reader = CatchUpReader()
+                let events = try reader.next(on: c)
+                #expect(events.count == rows.count)
+                for event in events where event.type == "NotificationReceived" || event.type == "ProductDeclared" {
+                    let owned = event.type == "NotificationReceived" && event.data.contains(#""notificationId": "o-3""#)
+                    #expect(event.userId == (owned ? "u-o" : nil), "\(event)")
+                }
+                var json = JSONWriter()
+                events.last!.write(into: &json)
+                #expect(!json.string.contains("userId"), "\(json.string)")
+                json = JSONWriter()
+                events.first { $0.type == "NotificationReleased" }!.write(into: &json)
+                #expect(json.string.hasSuffix(#","userId":"u-o"}"#), "\(json.string)")
+            }
+            // The user's history: the released notifications (found through their releases) and
+            // the one applied at once (the user's own), each once.
+            let ledger = Ledger(databaseURL: db.conninfo, poolSize: 1)
+            let history = try await ledger.history(userId: "u-o")
+            await ledger.close()
+            let notifications = history.entries.filter { $0.type == .notificationReceived }.compactMap(\.notificationId)
+            #expect(notifications == ["o-1", "o-2", "o-3"], "\(history.entries.map(\.summary))")
+            #expect(history.entries.filter { $0.type == .notificationReleased }.count == 2)
+        }
+    }
+
+    /// A log written before events had owners gets them at `ledger migrate`, by the same rule,
+    /// and stays append-only.
+    @Test func aLogWrittenBeforeOwnersGetsThemWhenMigrated() async throws {
+        try await TestDatabase.with(migrated: false) { db in
+            try db.withConnection { c throws in
+                let before = Migration.all.filter { $0.name < "0010" }
+                #expect(before.count == 9)
+                _ = try Migrator(migrations: before).migrate(c)
+                #expect(try c.count("""
+                    SELECT count(*) FROM information_schema.columns
+                     WHERE table_schema = 'ledger' AND table_name = 'events' AND column_name = 'user_id'
+                    """) == 0)
+                func insert(_ stream: String, _ type: String, _ data: String) throws {
+                    try c.execute("""
+                        INSERT INTO ledger.events (stream, version, type, data, occurred_at, prev_hash, hash)
+                        VALUES (\(stream), 1, \(type), \(JSONB(text: data))::jsonb, now(), '\\x'::bytea, '\\x'::bytea)
+                        """)
+                }
+                try insert("payment:P-1", "PurchaseRecorded", #"{"userId": "u-1", "paymentSeq": "P-1"}"#)
+                try insert("notification:GG:n-1", "NotificationReceived",
+                           #"{"storeCode": "GG", "notificationId": "n-1", "outcome": "applied", "payment": {"userId": "u-2"}}"#)
+                try insert("notification:GG:n-2", "NotificationReceived",
+                           #"{"storeCode": "GG", "notificationId": "n-2", "outcome": "parked", "payment": {"userId": "u-3"}}"#)
+                try insert("product:GG:gems", "ProductDeclared", #"{"storeCode": "GG", "productId": "gems"}"#)
+
+                #expect(try Migrator().migrate(c).first == "0010_event_owner.sql")
+                let owners = try c.query("SELECT user_id FROM ledger.events ORDER BY position").map { try $0.decode("user_id", as: String.self) }
+                #expect(owners == ["u-1", "u-2", "", ""])
+                #expect(try c.count("""
+                    SELECT count(*) FROM pg_trigger
+                     WHERE tgrelid = 'ledger.events'::regclass AND tgname = 'events_append_only' AND tgenabled = 'A'
+                    """) == 1)
+                #expect(throws: PostgresError.self) { try c.execute("UPDATE ledger.events SET user_id = 'x'") }
+            }
+        }
+    }
+}
