@@ -10,8 +10,14 @@
 --     or ignored. No user has that id (a userId has 1 to 128 characters).
 -- The owner is not part of the event's hash: it is derived from the event and when it was
 -- written, and the chains of events written before it stay valid.
+--
+-- A stream's owner (ledger.streams.user_id) is its first event's. Every event of a stream has
+-- its stream's owner but one kind: a notification parked, then released to its user, is a stream
+-- of '' whose NotificationReleased is the user's (the fact moving to its owner).
 
 ALTER TABLE ledger.events ADD COLUMN IF NOT EXISTS user_id text NOT NULL DEFAULT '';
+ALTER TABLE ledger.streams ADD COLUMN IF NOT EXISTS user_id text NOT NULL DEFAULT '';
+COMMENT ON COLUMN ledger.streams.user_id IS 'The stream''s owner: its first event''s (ledger.events.user_id).';
 COMMENT ON COLUMN ledger.events.user_id IS 'The user the event belongs to (ledger.append): the userId its data names, the user a store notification was applied to, or '''' for a fact with no user (a product, a notification parked, asked or ignored).';
 
 -- The events written before this column: the same rule, applied once. A notification applied
@@ -44,13 +50,16 @@ BEGIN
     IF v_trigger THEN
         ALTER TABLE ledger.events ENABLE ALWAYS TRIGGER events_append_only;
     END IF;
+    UPDATE ledger.streams s SET user_id = e.user_id
+      FROM ledger.events e
+     WHERE e.stream = s.stream AND e.version = 1 AND e.user_id <> '';
 END
 $backfill$;
 
--- A user's events (ledger.user_history), in log order. It takes the place of the index on
+-- A user's events (ledger.user_history). It takes the place of the index on
 -- data->>'userId' (0009_history_indexes.sql), which found the same events but the notifications.
 -- Facts without a user are not in it.
-CREATE INDEX IF NOT EXISTS events_user_position_idx ON ledger.events (user_id, position) WHERE user_id <> '';
+CREATE INDEX IF NOT EXISTS events_owner_idx ON ledger.events (user_id) WHERE user_id <> '';
 DROP INDEX IF EXISTS ledger.events_user_idx;
 
 -- ledger.append takes the owner of a store notification (ledger.notify): the definition with

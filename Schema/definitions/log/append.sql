@@ -4,6 +4,7 @@
 -- The stream's row lock serialises the writers of one stream, and only them.
 -- The event's owner (ledger.events.user_id, 0010_event_owner.sql) is p_user_id when given (a
 -- store notification's, which its data does not name), else the user its data names, else ''.
+-- A new stream's owner is its first event's.
 CREATE OR REPLACE FUNCTION ledger.append(p_stream text, p_type text, p_data jsonb, p_occurred_at timestamptz,
                               p_expected_version integer DEFAULT NULL, p_user_id text DEFAULT NULL)
 RETURNS bigint
@@ -20,7 +21,8 @@ BEGIN
         -- A new stream: claim it. A concurrent creator makes this insert wait for its commit and
         -- then do nothing; the stream is then read again, locked, as any other.
         v_hash := ledger.event_hash('\x'::bytea, p_stream, 1, p_type, p_occurred_at, p_data);
-        INSERT INTO ledger.streams (stream, version, head_hash) VALUES (p_stream, 1, v_hash)
+        INSERT INTO ledger.streams (stream, version, head_hash, user_id)
+        VALUES (p_stream, 1, v_hash, coalesce(p_user_id, p_data->>'userId', ''))
         ON CONFLICT (stream) DO NOTHING;
         IF FOUND THEN
             v_version := 0;

@@ -5,8 +5,8 @@
 -- command may append to at the same time under another name (a consume, a link) needs it; a new
 -- payment's stream is new and does not. When another writer moved a head between the read and
 -- the write, nothing is appended and SQLSTATE 40001 tells the engine to run the batch again.
--- Each event's owner (ledger.events.user_id) is the user its data names: a set holds payments
--- and consumes, which all name one. It runs under its callers' planner settings (generic plans, enable_seqscan off).
+-- Each event's owner (ledger.events.user_id), and a new stream's, is the user its data names: a
+-- set holds payments and consumes, which all name one. It runs under its callers' planner settings (generic plans, enable_seqscan off).
 CREATE OR REPLACE FUNCTION ledger.append_set(p_streams text[], p_types text[], p_data jsonb[], p_times timestamptz[],
                                              p_lock_heads boolean)
 RETURNS bigint[]
@@ -26,8 +26,8 @@ BEGIN
     ), hashed AS (
         SELECT accepted.*, ledger.event_hash(prev, stream, version + 1, type, at, data) AS hash FROM accepted
     ), heads AS (
-        INSERT INTO ledger.streams (stream, version, head_hash)
-        SELECT stream, version + 1, hash FROM hashed
+        INSERT INTO ledger.streams (stream, version, head_hash, user_id)
+        SELECT stream, version + 1, hash, coalesce(data->>'userId', '') FROM hashed
         ON CONFLICT (stream) DO UPDATE SET version = excluded.version, head_hash = excluded.head_hash
          WHERE ledger.streams.version = excluded.version - 1
         RETURNING 1
