@@ -1,4 +1,5 @@
 import Foundation
+import LedgerJSON
 import LedgerTestSupport
 import Postgres
 import PurchaseLedger
@@ -64,6 +65,30 @@ struct CatchUpReaderTests {
                     }
                 }
                 try c.executeScript(unsafeSQL: "DEALLOCATE catch_up_read; RESET plan_cache_mode")
+            }
+        }
+    }
+
+    /// Each event read carries its owner (`ledger.events.user_id`), and the feed's JSON shows it as
+    /// `userId`, left out for a fact without a user (EventOwnerTests has the rule itself).
+    @Test func eachEventCarriesItsOwnerAndTheFeedShowsIt() async throws {
+        try await TestDatabase.with { db in
+            try db.withConnection { c throws in
+                let outcomes = try c.ingest([
+                    #"{"type":"product","storeCode":"GG","productId":"gems","productType":"CONSUMABLE"}"#,
+                    #"{"type":"accountLink","userId":"u-r","storeCode":"AS","appAccountToken":"acct-r"}"#,
+                ])
+                #expect(outcomes.map(\.status) == [.recorded, .recorded])
+                var reader = CatchUpReader()
+                let events = try reader.next(on: c)
+                #expect(events.map(\.type) == ["ProductDeclared", "AccountLinked"])
+                #expect(events.map(\.userId) == [nil, "u-r"])
+                var json = JSONWriter()
+                try #require(events.first).write(into: &json)
+                #expect(!json.string.contains("userId"), "\(json.string)")
+                json = JSONWriter()
+                try #require(events.last).write(into: &json)
+                #expect(json.string.hasSuffix(#","userId":"u-r"}"#), "\(json.string)")
             }
         }
     }

@@ -17,7 +17,7 @@ BEGIN
     PERFORM ledger.lock_keys(ledger.payment_lock_keys(d));
     -- One statement: the rules, the payment and the lineage it meets, its outcome.
     SELECT x.* INTO o
-      FROM ledger.payment_refused_field(p_kind, d, p_from_store) AS f
+      FROM ledger.payment_refused_field(p_kind, d, p_from_store, ledger.payment_rules()) AS f
       LEFT JOIN LATERAL ledger.payment_found(d->>'paymentSeq', d->>'storeCode', d->>'transactionId') AS p
              ON f.field IS NULL
       -- A lineage matters only to a payment not recorded yet.

@@ -99,7 +99,7 @@ BEGIN
                    ledger.payment_lineage_id(d) AS lineage
               FROM unnest(v_round) AS ord, LATERAL (SELECT v_items[ord]->'data' AS d) x
         ), checked AS MATERIALIZED (
-            SELECT items.*, f.field FROM items CROSS JOIN LATERAL ledger.payment_refused_field(kind, d, p_from_store) AS f
+            SELECT items.*, f.field FROM items CROSS JOIN LATERAL ledger.payment_refused_field(kind, d, p_from_store, ledger.payment_rules()) AS f
         ), looked AS MATERIALIZED (
             SELECT c.*,
                    p.payment_seq AS p_seq, p.user_id AS p_user, p.product_id AS p_product, p.price AS p_price,

@@ -60,8 +60,10 @@ public struct Definition: Sendable, Hashable {
 
     /// The order of the concerns: each may use what the ones before it define, and the views,
     /// which PostgreSQL checks when they are created, come after the live projection tables.
-    /// The rules are data the command functions read when they run.
-    public static let groups = ["rules", "log", "projections", "commands", "queries", "webhooks", "analytics", "analytics/views"]
+    /// The rules are data the command functions read when they run. What places tables on a Citus
+    /// cluster comes last: the migrator calls it after every definition is in place.
+    public static let groups = ["rules", "log", "projections", "commands", "queries", "webhooks", "analytics", "analytics/views",
+                                "citus"]
 
     /// Every definition of this build, by group in ``groups``' order, then by file name.
     public static let all: [Definition] = EmbeddedSchema.files

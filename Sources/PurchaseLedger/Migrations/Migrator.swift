@@ -8,10 +8,12 @@ import Postgres
 /// 2. every definition (`Schema/definitions/`), in a fixed order, when any of them differs from
 ///    what `ledger.schema_definitions` records (all of them, so that a function dropped and
 ///    created again takes whatever depends on it along), the field rules' rows among them;
-/// 3. when the projections' definitions changed under live projection tables, a rebuild of the
+/// 3. on a Citus coordinator with workers, the tables `ledger.distribute()` places across the
+///    cluster and has not placed yet (docs/scale-out.md);
+/// 4. when the projections' definitions changed under live projection tables, a rebuild of the
 ///    projections from the log (shadow tables, replay, swap), never an `ALTER` of their rows.
 ///
-/// Steps 1 and 2 run in one transaction: a failure leaves the database as it was. A database
+/// Steps 1 to 3 run in one transaction: a failure leaves the database as it was. A database
 /// made by the first releases (migrations `0001_event_log.sql` … `0009`, which defined functions
 /// too) is adopted in that same transaction: see `LegacyMigrations`.
 public struct Migrator: Sendable {
@@ -27,8 +29,9 @@ public struct Migrator: Sendable {
     }
 
     /// Brings the database up to date. Returns what it did, one line each: the versioned
-    /// migrations it applied (by name), `definitions (N files)` when it applied them, and
-    /// `rebuilt the projections (N events)` when it rebuilt them. Calls `progress` with each
+    /// migrations it applied (by name), `definitions (N files)` when it applied them,
+    /// `placed on the Citus cluster: TABLES` when it placed some, and `rebuilt the projections
+    /// (N events)` when it rebuilt them. Calls `progress` with each
     /// line before doing it.
     @discardableResult
     public func migrate(_ connection: Connection, progress: (String) -> Void = { _ in }) throws -> [String] {
@@ -78,14 +81,22 @@ public struct Migrator: Sendable {
                 done.append(migration.name)
             }
             let current = Dictionary(uniqueKeysWithValues: definitions.map { ($0.path, $0.checksum) })
-            guard current != recorded else { return false }
-            let line = "definitions (\(definitions.count) files)"
-            progress(line)
-            try apply(tx)
-            done.append(line)
-            // New projection definitions over existing tables: those tables are rebuilt.
-            let projections = { (map: [String: String]) in map.filter { $0.key.hasPrefix("projections/") } }
-            return liveProjections && projections(current) != projections(recorded)
+            var rebuild = false
+            if current != recorded {
+                let line = "definitions (\(definitions.count) files)"
+                progress(line)
+                try apply(tx)
+                done.append(line)
+                // New projection definitions over existing tables: those tables are rebuilt.
+                let projections = { (map: [String: String]) in map.filter { $0.key.hasPrefix("projections/") } }
+                rebuild = liveProjections && projections(current) != projections(recorded)
+            }
+            let placed = try tx.query("""
+                SELECT array_to_string(ledger.distribute(), ', ') AS placed
+                 WHERE to_regprocedure('ledger.distribute()') IS NOT NULL
+                """).first?.decode("placed", as: String.self) ?? ""
+            if !placed.isEmpty { done.append("placed on the Citus cluster: \(placed)") }
+            return rebuild
         }
         if rebuild {
             progress("rebuilding the projections")
