@@ -160,10 +160,11 @@ citus_reference_tables() {
 
 # What `scripts/dev test` checks of the cluster: built or installed, started, its three nodes
 # registered; `ledger migrate` placing the catalogs as reference tables; `demo`, `verify` and a key
-# (a write to a reference table) on the coordinator; a single-node ledger moved onto the cluster
-# answering as before; and the acceptance scenarios. Each in databases of their own, dropped
-# after. Only the catalogs are placed so far (docs/scale-out.md): this keeps the tooling the
-# scale-out work starts from, and the net it will be checked by, in working order.
+# (a write to a reference table) on the coordinator; an upgrade's definitions; a single-node
+# ledger moved onto the cluster answering as before; the acceptance scenarios and the model-based
+# test. Each in databases of their own, dropped after. Only the catalogs are placed so far
+# (docs/scale-out.md): this keeps the tooling the scale-out work starts from, and the net it will
+# be checked by, in working order.
 citus_smoke() {
     citus_start >/dev/null || return 1
     local ledger="$ROOT/.build/release/ledger" name="ledger_citus_smoke_$$" moved="ledger_citus_moved_$$"
@@ -245,6 +246,21 @@ citus_smoke() {
             --drop-db-cmd "$ROOT/scripts/dev citus dropdb {db}" \
             "$ROOT/../shared/scenarios" "$ROOT/../shared/scenarios/next" | sed 's/^/  /'
         [ "${PIPESTATUS[0]}" -eq 0 ] || ok=1
+    fi
+    # The model-based test, each of its databases made the same way (TestDatabase).
+    if [ $ok -eq 0 ]; then
+        echo "  the model-based test on the coordinator:"
+        local log="$CITUS_HOME/model-based.log"
+        if (cd "$ROOT" && LEDGER_TEST_SERVER="host=$(citus_socket_dir) port=$(citus_port 0) user=ledger" \
+                LEDGER_TEST_CREATE_DB_CMD="$ROOT/scripts/dev citus createdb {db}" \
+                LEDGER_TEST_DROP_DB_CMD="$ROOT/scripts/dev citus dropdb {db}" \
+                swift test -c release --disable-testable-imports --skip-build --filter ModelBasedTests) >"$log" 2>&1; then
+            grep -E "Test run with" "$log" | sed 's/^/  /'
+        else
+            grep -E "✘|error|Test run with" "$log" | head -40 | sed 's/^/  /'
+            echo "  (the whole output: $log)"
+            ok=1
+        fi
     fi
     citus_stop
     return $ok

@@ -21,9 +21,31 @@ public struct TestDatabase: Sendable {
     /// Creates the database, runs `body`, drops it. A migrated database (the default) is a
     /// clone of the process's migrated template (`TemplateDatabase`); with `migrated: false`
     /// it is empty.
+    ///
+    /// With LEDGER_TEST_CREATE_DB_CMD and LEDGER_TEST_DROP_DB_CMD set (shell commands, `{db}` the
+    /// database's name), those make and drop each database, and a migrated one is migrated
+    /// here rather than cloned: a Citus cluster's database needs the extension and the node list
+    /// on every node, which a clone of one node's template does not have (`scripts/dev test` runs
+    /// the model-based test so, with `scripts/dev citus createdb`).
     public static func with<T>(migrated: Bool = true, _ body: (TestDatabase) async throws -> T) async throws -> T {
         let server = try server
         let name = "lt_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(16).lowercased()
+        let environment = ProcessInfo.processInfo.environment
+        if let create = environment["LEDGER_TEST_CREATE_DB_CMD"], let drop = environment["LEDGER_TEST_DROP_DB_CMD"],
+           !create.isEmpty, !drop.isEmpty {
+            let database = TestDatabase(name: name, conninfo: "\(server) dbname=\(name)")
+            defer { try? shell(drop, database: name) }
+            // One at a time: Citus hands each database's DDL to the workers, and two databases'
+            // migrations at once update the same shared catalog rows there (the roles), which
+            // fails one of them ("tuple concurrently updated").
+            try setup.withLock {
+                try shell(create, database: name)
+                if migrated {
+                    try database.withConnection { c in _ = try Migrator().migrate(c) }
+                }
+            }
+            return try await body(database)
+        }
         let template = migrated ? try TemplateDatabase.ensure(on: server) : nil
         let admin = try Connection.connect(ConnectionConfiguration("\(server) dbname=postgres"))
         if let template {
@@ -37,6 +59,20 @@ public struct TestDatabase: Sendable {
             admin.close()
         }
         return try await body(database)
+    }
+
+    private static let setup = NSLock()
+
+    /// Runs a LEDGER_TEST_*_DB_CMD command with `{db}` replaced by the database's name.
+    private static func shell(_ command: String, database: String) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", command.replacingOccurrences(of: "{db}", with: database)]
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw TestSetupError("'\(command)' for \(database) exited with \(process.terminationStatus)")
+        }
     }
 
     public func connect() throws -> Connection {
