@@ -4,10 +4,11 @@
 -- write it:
 --   * the user the event's data names (data->>'userId': payment, lineage, restore, account and
 --     release events);
---   * for a store notification, the user it was applied to (ledger.notification_owner when it
---     was received);
---   * '' for a fact that has no user (yet): a product declaration, a notification parked, asked
---     or ignored. No user has that id (a userId has 1 to 128 characters).
+--   * for a store notification, the user it was applied to, or asks the store about
+--     (ledger.notification_owner when it was received);
+--   * '' for a fact that has no user (yet): a product declaration, a notification parked,
+--     ignored or asking about a payment the ledger does not know. No user has that id (a userId
+--     has 1 to 128 characters).
 -- The owner is not part of the event's hash: it is derived from the event and when it was
 -- written, and the chains of events written before it stay valid.
 --
@@ -18,11 +19,11 @@
 ALTER TABLE ledger.events ADD COLUMN IF NOT EXISTS user_id text NOT NULL DEFAULT '';
 ALTER TABLE ledger.streams ADD COLUMN IF NOT EXISTS user_id text NOT NULL DEFAULT '';
 COMMENT ON COLUMN ledger.streams.user_id IS 'The stream''s owner: its first event''s (ledger.events.user_id).';
-COMMENT ON COLUMN ledger.events.user_id IS 'The user the event belongs to (ledger.append): the userId its data names, the user a store notification was applied to, or '''' for a fact with no user (a product, a notification parked, asked or ignored).';
+COMMENT ON COLUMN ledger.events.user_id IS 'The user the event belongs to (ledger.append): the userId its data names, the user a store notification was applied to or asks about, or '''' for a fact with no user (a product, a notification parked, ignored or asking about an unknown payment).';
 
--- The events written before this column: the same rule, applied once. A notification applied
--- then is given the user ledger.notification_owner names now (as the user's history found it
--- until now), or the user of the payment it carried. The log is append-only (refuse_change.sql),
+-- The events written before this column: the same rule, applied once. A notification applied or
+-- asking then is given the user ledger.notification_owner names now (as the user's history found
+-- it until now), or the user of the payment it carried. The log is append-only (refuse_change.sql),
 -- so its trigger is off for this one statement, in this transaction.
 DO $backfill$
 DECLARE
@@ -41,11 +42,11 @@ BEGIN
         EXECUTE $sql$
             UPDATE ledger.events
                SET user_id = coalesce(ledger.notification_owner(data), data->'payment'->>'userId', '')
-             WHERE type = 'NotificationReceived' AND data->>'outcome' = 'applied'
+             WHERE type = 'NotificationReceived' AND data->>'outcome' IN ('applied', 'asked')
         $sql$;
     ELSE
         UPDATE ledger.events SET user_id = coalesce(data->'payment'->>'userId', '')
-         WHERE type = 'NotificationReceived' AND data->>'outcome' = 'applied';
+         WHERE type = 'NotificationReceived' AND data->>'outcome' IN ('applied', 'asked');
     END IF;
     IF v_trigger THEN
         ALTER TABLE ledger.events ENABLE ALWAYS TRIGGER events_append_only;

@@ -113,12 +113,24 @@ struct EventOwnerTests {
                 try insert("notification:GG:n-2", "NotificationReceived",
                            #"{"storeCode": "GG", "notificationId": "n-2", "outcome": "parked", "payment": {"userId": "u-3"}}"#)
                 try insert("product:GG:gems", "ProductDeclared", #"{"storeCode": "GG", "productId": "gems"}"#)
+                // A push that asked the Play Developer API about a token whose payment is known: the
+                // payment's user's, as ledger.notify now writes it.
+                let token = String(repeating: "ab", count: 32)
+                try c.execute("""
+                    INSERT INTO ledger.payments (payment_seq, user_id, store_code, product_id, product_type, price, currency,
+                                                 transaction_id, purchase_time, sandbox_payment, promotion_payment,
+                                                 token_sha256, kind, recorded_position, recorded_at)
+                    VALUES ('P-9', 'u-4', 'GG', 'gems', 'CONSUMABLE', 1, 'USD', 'GPA.9', now(), false, false,
+                            decode(\(token), 'hex'), 'purchase', 1, now())
+                    """)
+                try insert("notification:GG:n-3", "NotificationReceived",
+                           #"{"storeCode": "GG", "notificationId": "n-3", "outcome": "asked", "effect": "ask", "purchaseTokenSha256": "\#(token)"}"#)
 
                 #expect(try Migrator().migrate(c).first == "0010_event_owner.sql")
                 let owners = try c.query("SELECT user_id FROM ledger.events ORDER BY position").map { try $0.decode("user_id", as: String.self) }
-                #expect(owners == ["u-1", "u-2", "", ""])
+                #expect(owners == ["u-1", "u-2", "", "", "u-4"])
                 let streamOwners = try c.query("SELECT user_id FROM ledger.streams ORDER BY stream").map { try $0.decode("user_id", as: String.self) }
-                #expect(streamOwners == ["u-2", "", "u-1", ""])
+                #expect(streamOwners == ["u-2", "", "u-4", "u-1", ""])
                 #expect(try c.count("""
                     SELECT count(*) FROM pg_trigger
                      WHERE tgrelid = 'ledger.events'::regclass AND tgname = 'events_append_only' AND tgenabled = 'A'
