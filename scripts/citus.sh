@@ -20,8 +20,12 @@ citus_port() { # node index
     echo $(( CITUS_BASE_PORT + $1 ))
 }
 
+citus_server() { # node index: its conninfo without a database
+    echo "host=$(citus_socket_dir) port=$(citus_port "$1") user=ledger"
+}
+
 citus_conninfo() { # node index, database
-    echo "host=$(citus_socket_dir) port=$(citus_port "$1") user=ledger dbname=$2"
+    echo "$(citus_server "$1") dbname=$2"
 }
 
 # The extension, installed into this machine's PostgreSQL 15: from the Debian packages when an
@@ -159,17 +163,26 @@ citus_reference_tables() {
 }
 
 # What `scripts/dev test` checks of the cluster: built or installed, started, its three nodes
-# registered; `ledger migrate` placing the catalogs as reference tables; `demo`, `verify` and a key
-# (a write to a reference table) on the coordinator; an upgrade's definitions; a single-node
-# ledger moved onto the cluster answering as before; the acceptance scenarios and the model-based
-# test. Each in databases of their own, dropped after. Only the catalogs are placed so far
-# (docs/scale-out.md): this keeps the tooling the scale-out work starts from, and the net it will
-# be checked by, in working order.
+# registered, then each check below, each in databases of its own, dropped after. Only the
+# catalogs are placed so far (docs/scale-out.md): this keeps the tooling the scale-out work starts
+# from, and the net it will be checked by, in working order.
 citus_smoke() {
     citus_start >/dev/null || return 1
-    local ledger="$ROOT/.build/release/ledger" name="ledger_citus_smoke_$$" moved="ledger_citus_moved_$$"
-    local url murl nodes placed before after ok=0
-    local reference="ledger.api_keys,ledger.field_rules"
+    local ok=0
+    citus_check_new_database && citus_check_moved_ledger && citus_check_scenarios && citus_check_model || ok=1
+    citus_stop
+    return $ok
+}
+
+CITUS_REFERENCE_TABLES="ledger.api_keys,ledger.field_rules"
+CITUS_LEDGER="$ROOT/.build/release/ledger"
+
+# A new database: its three nodes active, `ledger migrate` placing the catalogs as reference
+# tables, `demo`, `verify` and a key (a write to a reference table, read on a worker); then what
+# the next release's `ledger migrate` does there (every definition again, the field rules
+# rewritten in their reference table) and more commands.
+citus_check_new_database() {
+    local name="ledger_citus_smoke_$$" url nodes placed ok=0
     citus_create_database "$name"
     url=$(citus_conninfo 0 "$name")
     nodes=$(psql "$url" -Atqc "SELECT count(*) FROM pg_dist_node WHERE isactive")
@@ -178,92 +191,94 @@ citus_smoke() {
         ok=1
     fi
     if [ $ok -eq 0 ]; then
-        "$ledger" migrate --database-url "$url" | sed 's/^/  /' || ok=1
+        "$CITUS_LEDGER" migrate --database-url "$url" | sed 's/^/  /' || ok=1
         placed=$(citus_reference_tables "$url")
-        if [ "$placed" != "$reference" ]; then
-            echo "Citus: reference tables '$placed', expected '$reference'" >&2
+        if [ "$placed" != "$CITUS_REFERENCE_TABLES" ]; then
+            echo "Citus: reference tables '$placed', expected '$CITUS_REFERENCE_TABLES'" >&2
             ok=1
         fi
-        "$ledger" demo --users 200 --database-url "$url" | sed 's/^/  /' &&
-            "$ledger" verify --database-url "$url" | sed 's/^/  /' &&
-            "$ledger" keys add --role reader --database-url "$url" >/dev/null &&
+        "$CITUS_LEDGER" demo --users 200 --database-url "$url" | sed 's/^/  /' &&
+            "$CITUS_LEDGER" verify --database-url "$url" | sed 's/^/  /' &&
+            "$CITUS_LEDGER" keys add --role reader --database-url "$url" >/dev/null &&
             [ "$(psql "$(citus_conninfo 1 "$name")" -Atqc "SELECT count(*) FROM ledger.api_keys")" = 1 ] || ok=1
-        # What the next release's `ledger migrate` does there: every definition again (the field
-        # rules rewritten in their reference table), then more commands.
         if psql "$url" -qc "DELETE FROM ledger.schema_definitions" &&
-            "$ledger" migrate --database-url "$url" | sed 's/^/  /' &&
-            "$ledger" demo --write "$CITUS_HOME/more.ndjson" --events 300 --seed 7 >/dev/null; then
+            "$CITUS_LEDGER" migrate --database-url "$url" | sed 's/^/  /' &&
+            "$CITUS_LEDGER" demo --write "$CITUS_HOME/more.ndjson" --events 300 --seed 7 >/dev/null; then
             # Exit 1: some demo lines are refused on purpose (the contract's refusals).
-            "$ledger" ingest "$CITUS_HOME/more.ndjson" --database-url "$url" >/dev/null
-            [ $? -le 1 ] && "$ledger" verify --database-url "$url" | sed 's/^/  /' || ok=1
+            "$CITUS_LEDGER" ingest "$CITUS_HOME/more.ndjson" --database-url "$url" >/dev/null
+            [ $? -le 1 ] && "$CITUS_LEDGER" verify --database-url "$url" | sed 's/^/  /' || ok=1
         else
             ok=1
         fi
     fi
     citus_drop_database "$name"
-
-    # A ledger of one server moved onto Citus: made on the coordinator before the extension,
-    # then the extension and the workers, then `ledger migrate` again.
-    if [ $ok -eq 0 ]; then
-        echo "  a single-node ledger moved onto the cluster:"
-        psql "$(citus_conninfo 0 postgres)" -qc "CREATE DATABASE \"$moved\"" >/dev/null
-        murl=$(citus_conninfo 0 "$moved")
-        citus_answers() {
-            "$ledger" unconsumed --user user-00007 --json --database-url "$1" &&
-                "$ledger" subscriptions --user user-00003 --json --database-url "$1" &&
-                "$ledger" analytics revenue --from 2026-01-01 --to 2026-12-31 --by month --database-url "$1" &&
-                "$ledger" keys list --database-url "$1" | cut -c1-40
-        }
-        if "$ledger" migrate --database-url "$murl" >/dev/null &&
-            "$ledger" demo --users 50 --database-url "$murl" >/dev/null &&
-            "$ledger" keys add --role writer --database-url "$murl" >/dev/null &&
-            before=$(citus_answers "$murl") && citus_create_database "$moved" &&
-            "$ledger" migrate --database-url "$murl" | sed 's/^/  /' &&
-            after=$(citus_answers "$murl") &&
-            "$ledger" verify --database-url "$murl" | sed 's/^/  /'; then
-            placed=$(citus_reference_tables "$murl")
-            if [ "$placed" != "$reference" ] || [ "$before" != "$after" ] || [ -z "$before" ]; then
-                echo "Citus: the moved ledger placed '$placed' (expected '$reference') or answers otherwise:" >&2
-                diff <(echo "$before") <(echo "$after") >&2
-                ok=1
-            else
-                echo "  the same answers before and after ($(echo "$before" | wc -l) lines: unconsumed, subscriptions, revenue, keys)"
-            fi
-        else
-            ok=1
-        fi
-        citus_drop_database "$moved"
-    fi
-
-    # The acceptance scenarios, each in a database of its own made on every node with the
-    # extension and the node list (both are per database): run-scenarios calls back here.
-    local scenarios="$ROOT/../shared/tools/run-scenarios"
-    if [ $ok -eq 0 ] && [ -f "$scenarios" ]; then
-        echo "  the acceptance scenarios on the coordinator:"
-        python3 "$scenarios" --ledger "$ledger" \
-            --server "host=$(citus_socket_dir) port=$(citus_port 0) user=ledger" \
-            --create-db-cmd "$ROOT/scripts/dev citus createdb {db}" \
-            --drop-db-cmd "$ROOT/scripts/dev citus dropdb {db}" \
-            "$ROOT/../shared/scenarios" "$ROOT/../shared/scenarios/next" | sed 's/^/  /'
-        [ "${PIPESTATUS[0]}" -eq 0 ] || ok=1
-    fi
-    # The model-based test, each of its databases made the same way (TestDatabase).
-    if [ $ok -eq 0 ]; then
-        echo "  the model-based test on the coordinator:"
-        local log="$CITUS_HOME/model-based.log"
-        if (cd "$ROOT" && LEDGER_TEST_SERVER="host=$(citus_socket_dir) port=$(citus_port 0) user=ledger" \
-                LEDGER_TEST_CREATE_DB_CMD="$ROOT/scripts/dev citus createdb {db}" \
-                LEDGER_TEST_DROP_DB_CMD="$ROOT/scripts/dev citus dropdb {db}" \
-                swift test -c release --disable-testable-imports --skip-build --filter ModelBasedTests) >"$log" 2>&1; then
-            grep -E "Test run with" "$log" | sed 's/^/  /'
-        else
-            grep -E "✘|error|Test run with" "$log" | head -40 | sed 's/^/  /'
-            echo "  (the whole output: $log)"
-            ok=1
-        fi
-    fi
-    citus_stop
     return $ok
+}
+
+# What the moved-ledger check compares, for the database at conninfo $1.
+citus_answers() {
+    "$CITUS_LEDGER" unconsumed --user user-00007 --json --database-url "$1" &&
+        "$CITUS_LEDGER" subscriptions --user user-00003 --json --database-url "$1" &&
+        "$CITUS_LEDGER" analytics revenue --from 2026-01-01 --to 2026-12-31 --by month --database-url "$1" &&
+        "$CITUS_LEDGER" keys list --database-url "$1" | cut -c1-40
+}
+
+# A ledger of one server moved onto Citus: made on the coordinator before the extension, then
+# the extension and the workers, then `ledger migrate` again; it answers as before.
+citus_check_moved_ledger() {
+    local moved="ledger_citus_moved_$$" url placed before after ok=0
+    echo "  a single-node ledger moved onto the cluster:"
+    psql "$(citus_conninfo 0 postgres)" -qc "CREATE DATABASE \"$moved\"" >/dev/null
+    url=$(citus_conninfo 0 "$moved")
+    if "$CITUS_LEDGER" migrate --database-url "$url" >/dev/null &&
+        "$CITUS_LEDGER" demo --users 50 --database-url "$url" >/dev/null &&
+        "$CITUS_LEDGER" keys add --role writer --database-url "$url" >/dev/null &&
+        before=$(citus_answers "$url") && citus_create_database "$moved" &&
+        "$CITUS_LEDGER" migrate --database-url "$url" | sed 's/^/  /' &&
+        after=$(citus_answers "$url") &&
+        "$CITUS_LEDGER" verify --database-url "$url" | sed 's/^/  /'; then
+        placed=$(citus_reference_tables "$url")
+        if [ "$placed" != "$CITUS_REFERENCE_TABLES" ] || [ "$before" != "$after" ] || [ -z "$before" ]; then
+            echo "Citus: the moved ledger placed '$placed' (expected '$CITUS_REFERENCE_TABLES') or answers otherwise:" >&2
+            diff <(echo "$before") <(echo "$after") >&2
+            ok=1
+        else
+            echo "  the same answers before and after ($(echo "$before" | wc -l) lines: unconsumed, subscriptions, revenue, keys)"
+        fi
+    else
+        ok=1
+    fi
+    citus_drop_database "$moved"
+    return $ok
+}
+
+# The acceptance scenarios, each in a database of its own made on every node with the extension
+# and the node list (both are per database): run-scenarios calls back here.
+citus_check_scenarios() {
+    local scenarios="$ROOT/../shared/tools/run-scenarios"
+    [ -f "$scenarios" ] || return 0
+    echo "  the acceptance scenarios on the coordinator:"
+    python3 "$scenarios" --ledger "$CITUS_LEDGER" --server "$(citus_server 0)" \
+        --create-db-cmd "$ROOT/scripts/dev citus createdb {db}" \
+        --drop-db-cmd "$ROOT/scripts/dev citus dropdb {db}" \
+        "$ROOT/../shared/scenarios" "$ROOT/../shared/scenarios/next" | sed 's/^/  /'
+    return "${PIPESTATUS[0]}"
+}
+
+# The model-based test, each of its databases made the same way (TestDatabase).
+citus_check_model() {
+    local log="$CITUS_HOME/model-based.log"
+    echo "  the model-based test on the coordinator:"
+    if (cd "$ROOT" && LEDGER_TEST_SERVER="$(citus_server 0)" \
+            LEDGER_TEST_CREATE_DB_CMD="$ROOT/scripts/dev citus createdb {db}" \
+            LEDGER_TEST_DROP_DB_CMD="$ROOT/scripts/dev citus dropdb {db}" \
+            swift test -c release --disable-testable-imports --skip-build --filter ModelBasedTests) >"$log" 2>&1; then
+        grep -E "Test run with" "$log" | sed 's/^/  /'
+    else
+        grep -E "✘|error|Test run with" "$log" | head -40 | sed 's/^/  /'
+        echo "  (the whole output: $log)"
+        return 1
+    fi
 }
 
 # scripts/dev citus [start | stop | status | env | createdb NAME | dropdb NAME]
@@ -278,7 +293,7 @@ citus_command() {
         env)
             citus_start >/dev/null
             printf 'export DATABASE_URL=%q\nexport LEDGER_TEST_SERVER=%q\n' "$(citus_conninfo 0 ledger)" \
-                "host=$(citus_socket_dir) port=$(citus_port 0) user=ledger"
+                "$(citus_server 0)"
             ;;
         stop) citus_stop ;;
         status) citus_status ;;

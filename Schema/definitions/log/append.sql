@@ -2,9 +2,7 @@
 -- is the version the caller last saw (0: the stream must not exist yet); a mismatch raises
 -- SQLSTATE 40001 so that the caller can re-read and retry (optimistic concurrency).
 -- The stream's row lock serialises the writers of one stream, and only them.
--- The event's owner (ledger.events.user_id, 0010_event_owner.sql) is p_user_id when given (a
--- store notification's, which its data does not name), else the user its data names, else ''.
--- A new stream's owner is its first event's.
+-- The event's owner is ledger.event_owner(p_data, p_user_id).
 CREATE OR REPLACE FUNCTION ledger.append(p_stream text, p_type text, p_data jsonb, p_occurred_at timestamptz,
                               p_expected_version integer DEFAULT NULL, p_user_id text DEFAULT NULL)
 RETURNS bigint
@@ -14,6 +12,7 @@ DECLARE
     v_prev    bytea;
     v_hash    bytea;
     v_pos     bigint;
+    v_owner   text := ledger.event_owner(p_data, p_user_id);
 BEGIN
     SELECT version, head_hash INTO v_version, v_prev
       FROM ledger.streams WHERE stream = p_stream FOR UPDATE;
@@ -22,7 +21,7 @@ BEGIN
         -- then do nothing; the stream is then read again, locked, as any other.
         v_hash := ledger.event_hash('\x'::bytea, p_stream, 1, p_type, p_occurred_at, p_data);
         INSERT INTO ledger.streams (stream, version, head_hash, user_id)
-        VALUES (p_stream, 1, v_hash, coalesce(p_user_id, p_data->>'userId', ''))
+        VALUES (p_stream, 1, v_hash, v_owner)
         ON CONFLICT (stream) DO NOTHING;
         IF FOUND THEN
             v_version := 0;
@@ -41,8 +40,7 @@ BEGIN
         UPDATE ledger.streams SET version = v_version + 1, head_hash = v_hash WHERE stream = p_stream;
     END IF;
     INSERT INTO ledger.events (stream, version, type, data, occurred_at, prev_hash, hash, user_id)
-    VALUES (p_stream, v_version + 1, p_type, p_data, p_occurred_at, v_prev, v_hash,
-            coalesce(p_user_id, p_data->>'userId', ''))
+    VALUES (p_stream, v_version + 1, p_type, p_data, p_occurred_at, v_prev, v_hash, v_owner)
     RETURNING position INTO v_pos;
     RETURN v_pos;
 END

@@ -5,8 +5,8 @@
 -- command may append to at the same time under another name (a consume, a link) needs it; a new
 -- payment's stream is new and does not. When another writer moved a head between the read and
 -- the write, nothing is appended and SQLSTATE 40001 tells the engine to run the batch again.
--- Each event's owner (ledger.events.user_id), and a new stream's, is the user its data names: a
--- set holds payments and consumes, which all name one. It runs under its callers' planner settings (generic plans, enable_seqscan off).
+-- Each event's owner, and a new stream's, is ledger.event_owner of its data: a set holds payments
+-- and consumes, which all name their user. It runs under its callers' planner settings (generic plans, enable_seqscan off).
 CREATE OR REPLACE FUNCTION ledger.append_set(p_streams text[], p_types text[], p_data jsonb[], p_times timestamptz[],
                                              p_lock_heads boolean)
 RETURNS bigint[]
@@ -19,7 +19,7 @@ BEGIN
         PERFORM FROM ledger.streams WHERE stream = ANY (p_streams) ORDER BY stream FOR UPDATE;
     END IF;
     WITH accepted AS (
-        SELECT a.n, a.stream, a.type, a.data, a.at,
+        SELECT a.n, a.stream, a.type, a.data, a.at, ledger.event_owner(a.data, NULL) AS owner,
                coalesce(s.version, 0) AS version, coalesce(s.head_hash, '\x'::bytea) AS prev
           FROM unnest(p_streams, p_types, p_data, p_times) WITH ORDINALITY AS a(stream, type, data, at, n)
           LEFT JOIN ledger.streams s ON s.stream = a.stream
@@ -27,13 +27,13 @@ BEGIN
         SELECT accepted.*, ledger.event_hash(prev, stream, version + 1, type, at, data) AS hash FROM accepted
     ), heads AS (
         INSERT INTO ledger.streams (stream, version, head_hash, user_id)
-        SELECT stream, version + 1, hash, coalesce(data->>'userId', '') FROM hashed
+        SELECT stream, version + 1, hash, owner FROM hashed
         ON CONFLICT (stream) DO UPDATE SET version = excluded.version, head_hash = excluded.head_hash
          WHERE ledger.streams.version = excluded.version - 1
         RETURNING 1
     ), events AS (
         INSERT INTO ledger.events (stream, version, type, data, occurred_at, prev_hash, hash, user_id)
-        SELECT stream, version + 1, type, data, at, prev, hash, coalesce(data->>'userId', '') FROM hashed ORDER BY n
+        SELECT stream, version + 1, type, data, at, prev, hash, owner FROM hashed ORDER BY n
         RETURNING position
     )
     SELECT (SELECT array_agg(position ORDER BY position) FROM events), (SELECT count(*) FROM heads)

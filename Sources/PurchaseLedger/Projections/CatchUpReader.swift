@@ -79,7 +79,7 @@ public struct CatchUpReader: Sendable {
                   stream: try row.decode("stream"), version: try row.decode("version"),
                   type: try row.decode("type"), data: try row.decode("data_text"),
                   occurredAt: try row.decode("occurred_at"), recordedAt: try row.decode("recorded_at"),
-                  userId: Self.owner(try row.decode("user_id", as: String.self)))
+                  userId: try row.decode("user_id"))
         }
         if let last = events.last { checkpoint = last.checkpoint }
         return events
@@ -93,9 +93,6 @@ public struct CatchUpReader: Sendable {
         }
         return transaction
     }
-
-    /// An event's owner as the log keeps it, '' for none, read as an optional.
-    static func owner(_ stored: String) -> String? { stored.isEmpty ? nil : stored }
 
     /// The checkpoint after the newest event that is final now (`.start` when there is none): a
     /// reader starting there reads only what commits from now on (a new webhook endpoint's
@@ -124,7 +121,7 @@ public struct CatchUpReader: Sendable {
     package static func query(after checkpoint: Checkpoint, limit: Int) -> SQL {
         """
         SELECT e.tx::text AS tx_text, e.position, e.stream, e.version, e.type, e.data::text AS data_text,
-               e.occurred_at, e.recorded_at, e.user_id
+               e.occurred_at, e.recorded_at, nullif(e.user_id, '') AS user_id
           FROM ledger.events e
          WHERE (e.tx, e.position) > (\(String(checkpoint.transaction))::xid8, \(checkpoint.position)::bigint)
            AND e.tx < pg_snapshot_xmin(pg_current_snapshot())
