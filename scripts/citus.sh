@@ -174,13 +174,14 @@ citus_smoke() {
     return $ok
 }
 
-CITUS_REFERENCE_TABLES="ledger.api_keys,ledger.field_rules"
+CITUS_REFERENCE_TABLES="ledger.api_keys,ledger.field_rules,ledger.products"
 CITUS_LEDGER="$ROOT/.build/release/ledger"
 
 # A new database: its three nodes active, `ledger migrate` placing the catalogs as reference
-# tables, `demo`, `verify` and a key (a write to a reference table, read on a worker); then what
-# the next release's `ledger migrate` does there (every definition again, the field rules
-# rewritten in their reference table) and more commands.
+# tables, `demo`, `verify` and a key (a write to a reference table, read on a worker); products
+# declared, then `ledger rebuild`, which swaps in a new products table and places it again (its
+# rows read on a worker); then what the next release's `ledger migrate` does there (every
+# definition again, the field rules rewritten in their reference table) and more commands.
 citus_check_new_database() {
     local name="ledger_citus_smoke_$$" url nodes placed ok=0
     citus_create_database "$name"
@@ -201,6 +202,7 @@ citus_check_new_database() {
             "$CITUS_LEDGER" verify --database-url "$url" | sed 's/^/  /' &&
             "$CITUS_LEDGER" keys add --role reader --database-url "$url" >/dev/null &&
             [ "$(psql "$(citus_conninfo 1 "$name")" -Atqc "SELECT count(*) FROM ledger.api_keys")" = 1 ] || ok=1
+        citus_check_products "$name" || ok=1
         if psql "$url" -qc "DELETE FROM ledger.schema_definitions" &&
             "$CITUS_LEDGER" migrate --database-url "$url" | sed 's/^/  /' &&
             "$CITUS_LEDGER" demo --write "$CITUS_HOME/more.ndjson" --events 300 --seed 7 >/dev/null; then
@@ -213,6 +215,36 @@ citus_check_new_database() {
     fi
     citus_drop_database "$name"
     return $ok
+}
+
+# The products of the database at conninfo $1, a line each.
+citus_products() {
+    psql "$1" -Atqc "SELECT store_code, product_id, product_type, price, currency FROM ledger.products ORDER BY 1, 2"
+}
+
+# Products (a projection placed as a reference table) in database $1: declared, rebuilt, and read
+# on a worker after each; the second declaration of gems changes its price.
+citus_check_products() {
+    local url worker expected lines="$CITUS_HOME/products.ndjson"
+    url=$(citus_conninfo 0 "$1")
+    worker=$(citus_conninfo 2 "$1")
+    expected=$'AS|premium_month|AUTO_RENEWABLE||\nGG|gems|CONSUMABLE|2.99|USD'
+    printf '%s\n' '{"type":"product","storeCode":"GG","productId":"gems","productType":"CONSUMABLE","price":"1.99","currency":"USD"}' \
+        '{"type":"product","storeCode":"AS","productId":"premium_month","productType":"AUTO_RENEWABLE"}' \
+        '{"type":"product","storeCode":"GG","productId":"gems","productType":"CONSUMABLE","price":"2.99","currency":"USD"}' >"$lines"
+    "$CITUS_LEDGER" ingest "$lines" --database-url "$url" >/dev/null || return 1
+    if [ "$(citus_products "$worker")" != "$expected" ]; then
+        echo "Citus: the products read on a worker after their declarations:" >&2
+        citus_products "$worker" >&2
+        return 1
+    fi
+    "$CITUS_LEDGER" rebuild --database-url "$url" | sed 's/^/  /' || return 1
+    if [ "$(citus_reference_tables "$url")" != "$CITUS_REFERENCE_TABLES" ] || [ "$(citus_products "$worker")" != "$expected" ]; then
+        echo "Citus: after the rebuild, reference tables '$(citus_reference_tables "$url")', products on a worker:" >&2
+        citus_products "$worker" >&2
+        return 1
+    fi
+    echo "  products declared and rebuilt, read on a worker: $(citus_products "$worker" | wc -l) rows"
 }
 
 # What the moved-ledger check compares, for the database at conninfo $1.

@@ -73,6 +73,7 @@ BEGIN
         span_lineages text[];
         span_since    timestamptz[];
         span_flags    boolean[];
+        product       record;
     BEGIN
         -- Which kinds of event there are (only their statements run) and whether there is a
         -- subscription payment. An append's one event is read directly.
@@ -253,17 +254,25 @@ BEGIN
            AND p.payment_seq = e.data->>'paymentSeq' AND p.linked_token_sha256 IS NULL;
         END IF;
 
+        -- A row at a time: on Citus products is a reference table, and Citus plans no
+        -- INSERT … SELECT into one under a generic plan's parameters. Products are few.
         IF 'ProductDeclared' = ANY(types) THEN
-        INSERT INTO products (store_code, product_id, product_type, price, currency, position)
-        SELECT DISTINCT ON (e.data->>'storeCode', e.data->>'productId')
-               e.data->>'storeCode', e.data->>'productId', e.data->>'productType',
-               (e.data->>'price')::numeric, e.data->>'currency', e.position
-          FROM ledger.events e
-         WHERE e.position = ANY (p_positions) AND e.type = 'ProductDeclared'
-         ORDER BY e.data->>'storeCode', e.data->>'productId', e.position DESC
-        ON CONFLICT (store_code, product_id) DO UPDATE
-           SET product_type = excluded.product_type, price = excluded.price, currency = excluded.currency,
-               position = excluded.position;
+        FOR product IN
+            SELECT DISTINCT ON (e.data->>'storeCode', e.data->>'productId')
+                   e.data->>'storeCode' AS store_code, e.data->>'productId' AS product_id,
+                   e.data->>'productType' AS product_type, (e.data->>'price')::numeric AS price,
+                   e.data->>'currency' AS currency, e.position
+              FROM ledger.events e
+             WHERE e.position = ANY (p_positions) AND e.type = 'ProductDeclared'
+             ORDER BY e.data->>'storeCode', e.data->>'productId', e.position DESC
+        LOOP
+            INSERT INTO products (store_code, product_id, product_type, price, currency, position)
+            VALUES (product.store_code, product.product_id, product.product_type, product.price,
+                    product.currency, product.position)
+            ON CONFLICT (store_code, product_id) DO UPDATE
+               SET product_type = excluded.product_type, price = excluded.price, currency = excluded.currency,
+                   position = excluded.position;
+        END LOOP;
         END IF;
 
         IF 'AccountLinked' = ANY(types) THEN

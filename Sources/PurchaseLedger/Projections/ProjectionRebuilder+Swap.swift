@@ -94,6 +94,9 @@ extension ProjectionRebuilder {
             try c.execute("DROP TABLE \(old.joined(separator: ", "))")
             try c.execute("DROP SCHEMA \(identifier: retired)")
             try c.execute("DROP SCHEMA \(identifier: shadow) CASCADE")
+            // On a Citus coordinator the new tables take the old ones' places on the cluster
+            // (a reference table for the products); nothing on plain PostgreSQL.
+            try c.execute("SELECT ledger.distribute()")
             return applied
         }
     }
