@@ -49,15 +49,20 @@ struct EventOwnerTests {
                     SELECT count(*) FROM ledger.events WHERE data ? 'userId' AND user_id IS DISTINCT FROM data->>'userId'
                     """) == 0)
                 #expect(try c.count("SELECT count(*) FROM ledger.events WHERE data ? 'userId'") >= 6)
-                // A stream is its first event's owner's; a parked notification's release is the one
-                // event whose owner is not its stream's.
+                // A stream is its latest event's owner's: a parked notification's stream moved to
+                // the user with its release, so its NotificationReceived, written before, is the one
+                // kind of event whose owner is not its stream's.
                 let strangers = try c.query("""
                     SELECT e.type, e.user_id, s.user_id AS stream_owner FROM ledger.events e JOIN ledger.streams s USING (stream)
                      WHERE e.user_id <> s.user_id ORDER BY e.position
                     """).map {
                     "\(try $0.decode("type", as: String.self)) \(try $0.decode("user_id", as: String.self))>\(try $0.decode("stream_owner", as: String.self))"
                 }
-                #expect(strangers == ["NotificationReleased u-o>", "NotificationReleased u-o>"])
+                #expect(strangers == ["NotificationReceived >u-o", "NotificationReceived >u-o"])
+                #expect(try c.count("""
+                    SELECT count(*) FROM ledger.streams s JOIN ledger.events e ON e.stream = s.stream AND e.version = s.version
+                     WHERE e.user_id <> s.user_id
+                    """) == 0)
             }
             // The user's history: the released notifications (found through their releases) and
             // the one applied at once (the user's own), each once.
@@ -84,6 +89,28 @@ struct EventOwnerTests {
                 let users = try c.count("SELECT count(DISTINCT data->>'userId') FROM ledger.events")
                 #expect(users > 30)
                 #expect(try c.count("SELECT count(DISTINCT user_id) FROM ledger.streams WHERE user_id <> ''") == users)
+            }
+        }
+    }
+
+    /// A stream is one owner's at a time: an event of another owner is refused, and nothing is
+    /// written.
+    @Test func anAppendToAnotherOwnersStreamIsRefused() async throws {
+        try await TestDatabase.with { db in
+            try db.withConnection { c throws in
+                try c.execute("""
+                    SELECT ledger.append('payment:P-own', 'PurchaseRecorded', '{"userId": "u-a", "paymentSeq": "P-own"}', now())
+                    """)
+                do {
+                    try c.execute("""
+                        SELECT ledger.append('payment:P-own', 'PaymentConsumed', '{"userId": "u-b", "paymentSeq": "P-own"}', now())
+                        """)
+                    Issue.record("an append to u-a's stream by u-b was accepted")
+                } catch let error as PostgresError {
+                    #expect(error.message.contains("stream payment:P-own belongs to another owner than 'u-b'"), "\(error)")
+                }
+                #expect(try c.count("SELECT count(*) FROM ledger.events WHERE stream = 'payment:P-own'") == 1)
+                #expect(try c.count("SELECT version FROM ledger.streams WHERE stream = 'payment:P-own' AND user_id = 'u-a'") == 1)
             }
         }
     }
@@ -126,11 +153,23 @@ struct EventOwnerTests {
                 try insert("notification:GG:n-3", "NotificationReceived",
                            #"{"storeCode": "GG", "notificationId": "n-3", "outcome": "asked", "effect": "ask", "purchaseTokenSha256": "\#(token)"}"#)
 
-                #expect(try Migrator().migrate(c).first == "0010_event_owner.sql")
+                // A notification parked, then released to its user: its stream moves to the user
+                // (0011_stream_owner_moves.sql).
+                try insert("notification:GG:n-4", "NotificationReceived",
+                           #"{"storeCode": "GG", "notificationId": "n-4", "outcome": "parked", "payment": {"userId": "u-5"}}"#)
+                try c.execute("""
+                    INSERT INTO ledger.events (stream, version, type, data, occurred_at, prev_hash, hash)
+                    VALUES ('notification:GG:n-4', 2, 'NotificationReleased',
+                            '{"storeCode": "GG", "notificationId": "n-4", "userId": "u-5"}', now(), '\\x'::bytea, '\\x'::bytea)
+                    """)
+                try c.execute("UPDATE ledger.streams SET version = 2 WHERE stream = 'notification:GG:n-4'")
+
+                let applied = try Migrator().migrate(c)
+                #expect(Array(applied.prefix(2)) == ["0010_event_owner.sql", "0011_stream_owner_moves.sql"], "\(applied)")
                 let owners = try c.query("SELECT user_id FROM ledger.events ORDER BY position").map { try $0.decode("user_id", as: String.self) }
-                #expect(owners == ["u-1", "u-2", "", "", "u-4"])
+                #expect(owners == ["u-1", "u-2", "", "", "u-4", "", "u-5"])
                 let streamOwners = try c.query("SELECT user_id FROM ledger.streams ORDER BY stream").map { try $0.decode("user_id", as: String.self) }
-                #expect(streamOwners == ["u-2", "", "u-4", "u-1", ""])
+                #expect(streamOwners == ["u-2", "", "u-4", "u-5", "u-1", ""])
                 #expect(try c.count("""
                     SELECT count(*) FROM pg_trigger
                      WHERE tgrelid = 'ledger.events'::regclass AND tgname = 'events_append_only' AND tgenabled = 'A'

@@ -2,7 +2,10 @@
 -- is the version the caller last saw (0: the stream must not exist yet); a mismatch raises
 -- SQLSTATE 40001 so that the caller can re-read and retry (optimistic concurrency).
 -- The stream's row lock serialises the writers of one stream, and only them.
--- The event's owner is ledger.event_owner(p_data, p_user_id).
+-- The event's owner is ledger.event_owner(p_data, p_user_id), and the stream must be that owner's:
+-- every statement names the owner, as a log distributed by owner needs (docs/scale-out.md). A
+-- stream changes owners only when a parked notification is released (ledger.release_parked
+-- moves its row first); an append to another owner's stream is refused.
 CREATE OR REPLACE FUNCTION ledger.append(p_stream text, p_type text, p_data jsonb, p_occurred_at timestamptz,
                               p_expected_version integer DEFAULT NULL, p_user_id text DEFAULT NULL)
 RETURNS bigint
@@ -15,20 +18,24 @@ DECLARE
     v_owner   text := ledger.event_owner(p_data, p_user_id);
 BEGIN
     SELECT version, head_hash INTO v_version, v_prev
-      FROM ledger.streams WHERE stream = p_stream FOR UPDATE;
+      FROM ledger.streams WHERE user_id = v_owner AND stream = p_stream FOR UPDATE;
     IF NOT FOUND THEN
         -- A new stream: claim it. A concurrent creator makes this insert wait for its commit and
         -- then do nothing; the stream is then read again, locked, as any other.
         v_hash := ledger.event_hash('\x'::bytea, p_stream, 1, p_type, p_occurred_at, p_data);
         INSERT INTO ledger.streams (stream, version, head_hash, user_id)
         VALUES (p_stream, 1, v_hash, v_owner)
-        ON CONFLICT (stream) DO NOTHING;
+        ON CONFLICT DO NOTHING;
         IF FOUND THEN
             v_version := 0;
             v_prev := '\x'::bytea;
         ELSE
             SELECT version, head_hash INTO v_version, v_prev
-              FROM ledger.streams WHERE stream = p_stream FOR UPDATE;
+              FROM ledger.streams WHERE user_id = v_owner AND stream = p_stream FOR UPDATE;
+            IF NOT FOUND THEN
+                RAISE EXCEPTION 'stream % belongs to another owner than %', p_stream, quote_literal(v_owner)
+                    USING ERRCODE = 'integrity_constraint_violation';
+            END IF;
         END IF;
     END IF;
     IF p_expected_version IS NOT NULL AND p_expected_version <> v_version THEN
@@ -37,7 +44,8 @@ BEGIN
     END IF;
     IF v_version > 0 THEN
         v_hash := ledger.event_hash(v_prev, p_stream, v_version + 1, p_type, p_occurred_at, p_data);
-        UPDATE ledger.streams SET version = v_version + 1, head_hash = v_hash WHERE stream = p_stream;
+        UPDATE ledger.streams SET version = v_version + 1, head_hash = v_hash
+         WHERE user_id = v_owner AND stream = p_stream;
     END IF;
     INSERT INTO ledger.events (stream, version, type, data, occurred_at, prev_hash, hash, user_id)
     VALUES (p_stream, v_version + 1, p_type, p_data, p_occurred_at, v_prev, v_hash, v_owner)
