@@ -169,7 +169,8 @@ citus_reference_tables() {
 citus_smoke() {
     citus_start >/dev/null || return 1
     local ok=0
-    citus_check_new_database && citus_check_moved_ledger && citus_check_scenarios && citus_check_model || ok=1
+    citus_check_new_database && citus_check_moved_ledger && citus_check_worker_killed && citus_check_scenarios &&
+        citus_check_model || ok=1
     citus_stop
     return $ok
 }
@@ -245,6 +246,85 @@ citus_check_products() {
         return 1
     fi
     echo "  products declared and rebuilt, read on a worker: $(citus_products "$worker" | wc -l) rows"
+}
+
+# A worker killed (pg_ctl stop -m immediate) while commands that write every node run: product
+# declarations, each one a 2PC (the products are a reference table), from three writers, one
+# transaction per line. After the worker is started again and Citus recovers the prepared
+# transactions it was left with, every declaration that was acknowledged is on every node, the
+# three nodes hold the same products as the log declares (nothing half-applied), no prepared
+# transaction is left, and `verify` passes. The writers ride out the restart: Citus reports the
+# dead worker as a lost connection, and `ledger ingest` runs an idempotent command again.
+citus_check_worker_killed() {
+    local name="ledger_citus_killed_$$" url worker=2 data pids=() w i ok=0 acked declared recovered stopped
+    data="$CITUS_HOME/nodes/${CITUS_NODES[$worker]}"
+    echo "  a worker killed in the middle of commands that write every node:"
+    citus_create_database "$name"
+    url=$(citus_conninfo 0 "$name")
+    "$CITUS_LEDGER" migrate --database-url "$url" >/dev/null || ok=1
+    for w in 1 2 3; do
+        for i in $(seq 1 600); do
+            printf '{"type":"product","storeCode":"GG","productId":"w%d-%d","productType":"CONSUMABLE"}\n' "$w" "$i"
+        done | "$CITUS_LEDGER" ingest - --batch-size 1 --database-url "$url" >"$CITUS_HOME/killed.$w.out" 2>&1 &
+        pids+=($!)
+    done
+    # Killed once the writers are under way, started again a second later.
+    for i in $(seq 1 100); do
+        [ "$(cat "$CITUS_HOME"/killed.*.out 2>/dev/null | grep -c '"status":"recorded"')" -ge 60 ] && break
+        sleep 0.1
+    done
+    pg_run "$PG_BIN/pg_ctl" -D "$data" -m immediate stop >/dev/null
+    sleep 1
+    pg_run "$PG_BIN/pg_ctl" -D "$data" -l "$data.log" -w -t 120 start >/dev/null
+    # A writer that stops must stop on the dead worker, whose command was then not acknowledged:
+    # Citus reports a connection it could not open as SQLSTATE 08006, which the library takes for
+    # a lost connection and runs an idempotent command again, but one that broke under a
+    # statement as XX000 ("server closed the connection unexpectedly"), which it does not.
+    stopped=0
+    for w in 1 2 3; do
+        if ! wait "${pids[$((w - 1))]}"; then
+            if grep -Eq '^ledger: SQLSTATE (08006|XX000): .*(server closed the connection|connection to the remote node)' \
+                "$CITUS_HOME/killed.$w.out"; then
+                stopped=$((stopped + 1))
+            else
+                echo "Citus: writer $w failed otherwise:" >&2
+                grep '^ledger:' "$CITUS_HOME/killed.$w.out" >&2
+                ok=1
+            fi
+        fi
+    done
+    # The writers met the dead worker rather than finishing first.
+    if ! grep -Eq "SQLSTATE (08006|XX000)" "$CITUS_HOME"/killed.*.out; then
+        echo "Citus: no writer met the killed worker; the check proved nothing" >&2
+        ok=1
+    fi
+    recovered=$(psql "$url" -Atqc "SELECT recover_prepared_transactions()")
+    # An acknowledged line: {"line":N,"status":"recorded"}, writer w's product wW-N.
+    acked=$(for w in 1 2 3; do
+                sed -n "s/^{\"line\":\([0-9]*\),\"status\":\"recorded\".*/w$w-\1/p" "$CITUS_HOME/killed.$w.out"
+            done | sort)
+    declared=$(psql "$url" -Atqc "SELECT data->>'productId' FROM ledger.events WHERE type = 'ProductDeclared' ORDER BY 1")
+    for i in "${!CITUS_NODES[@]}"; do
+        if [ "$(psql "$(citus_conninfo "$i" "$name")" -Atqc "SELECT product_id FROM ledger.products ORDER BY 1")" != "$declared" ]; then
+            echo "Citus: the ${CITUS_NODES[$i]}'s products are not the ones the log declares" >&2
+            ok=1
+        fi
+        if [ "$(psql "$(citus_conninfo "$i" "$name")" -Atqc "SELECT count(*) FROM pg_prepared_xacts")" != 0 ]; then
+            echo "Citus: the ${CITUS_NODES[$i]} still holds prepared transactions after the recovery" >&2
+            ok=1
+        fi
+    done
+    if [ -n "$(comm -23 <(echo "$acked") <(echo "$declared" | sort))" ] || [ -z "$acked" ]; then
+        echo "Citus: acknowledged declarations missing after the recovery:" >&2
+        comm -23 <(echo "$acked") <(echo "$declared" | sort) | head >&2
+        ok=1
+    fi
+    "$CITUS_LEDGER" verify --database-url "$url" >/dev/null || ok=1
+    echo "  $(echo "$acked" | grep -c .) declarations acknowledged, $(echo "$declared" | grep -c .) in the log," \
+         "the same on every node; $stopped of 3 writers stopped at the dead worker, the others rode it out;" \
+         "$recovered prepared transaction(s) recovered; verify passed"
+    citus_drop_database "$name"
+    return $ok
 }
 
 # What the moved-ledger check compares, for the database at conninfo $1.
