@@ -47,6 +47,9 @@ public struct SQLState: RawRepresentable, Hashable, Sendable, CustomStringConver
     public static let crashShutdown = SQLState("57P02")
     /// 57P03 `cannot_connect_now`.
     public static let cannotConnectNow = SQLState("57P03")
+    /// XX000 `internal_error` (also what Citus reports when a worker's connection broke under a
+    /// statement: libpq's own message, relayed).
+    public static let internalError = SQLState("XX000")
     /// 57014 `query_canceled` (also statement timeouts).
     public static let queryCanceled = SQLState("57014")
     /// 42501 `insufficient_privilege`.
