@@ -8,6 +8,7 @@ DECLARE
     w       record;
     v_owner text;
     v_pos   bigint;
+    v_stream  text;
     v_version integer;
     v_head    bytea;
     v_count integer := 0;
@@ -24,17 +25,17 @@ BEGIN
         CONTINUE WHEN NOT EXISTS (SELECT FROM ledger.notifications WHERE position = w.position AND parked);
         v_owner := ledger.notification_owner(w.data);
         CONTINUE WHEN v_owner IS NULL;
+        v_stream := 'notification:' || p_store || ':' || w.notification_id;
         -- The notification's stream moves to its owner: its row leaves the owner of facts without
         -- one ('') for the user's, where the release and anything after it are appended. A
         -- delete and an insert, since a distributed table's rows do not change their key.
-        DELETE FROM ledger.streams WHERE user_id = '' AND stream = 'notification:' || p_store || ':' || w.notification_id
+        DELETE FROM ledger.streams WHERE user_id = '' AND stream = v_stream
         RETURNING version, head_hash INTO v_version, v_head;
         IF NOT FOUND THEN
             RAISE EXCEPTION 'parked notification % of store % has no ownerless stream to release', w.notification_id, p_store;
         END IF;
-        INSERT INTO ledger.streams (stream, version, head_hash, user_id)
-        VALUES ('notification:' || p_store || ':' || w.notification_id, v_version, v_head, v_owner);
-        v_pos := ledger.append('notification:' || p_store || ':' || w.notification_id, 'NotificationReleased',
+        INSERT INTO ledger.streams (stream, version, head_hash, user_id) VALUES (v_stream, v_version, v_head, v_owner);
+        v_pos := ledger.append(v_stream, 'NotificationReleased',
                                jsonb_build_object('storeCode', p_store, 'notificationId', w.notification_id,
                                                   'userId', v_owner), now());
         PERFORM ledger.project_positions(ARRAY[v_pos]);
