@@ -63,6 +63,16 @@ struct EventOwnerTests {
                     SELECT count(*) FROM ledger.streams s JOIN ledger.events e ON e.stream = s.stream AND e.version = s.version
                      WHERE e.user_id <> s.user_id
                     """) == 0)
+                // The projection rows go with their events: the released notifications moved to
+                // the user with their streams, and the auto-renew change is the lineage's user's.
+                let notifications = try c.query("""
+                    SELECT notification_id || ' ' || user_id || ' ' || parked AS row FROM ledger.notifications ORDER BY position
+                    """).map { try $0.decode("row", as: String.self) }
+                #expect(notifications == ["o-1 u-o false", "o-2 u-o false", "o-3 u-o false"])
+                let owners = try c.projectionOwnership()
+                #expect(owners.values.allSatisfy { $0.strangers == 0 }, "\(owners)")
+                #expect(owners["auto_renew_changes"]?.rows == 1 && owners["account_links"]?.rows == 1, "\(owners)")
+                #expect(try ProjectionVerifier(connection: c).verify().isEqual, "a replay moves them as the appends did")
             }
             // The user's history: the released notifications (found through their releases) and
             // the one applied at once (the user's own), each once.
@@ -76,7 +86,8 @@ struct EventOwnerTests {
     }
 
     /// The demo's ledger (purchases, renewals, consumes, refunds, restores, cancels of both
-    /// stores): every event is its data's user's and its stream's owner's.
+    /// stores): every event is its data's user's and its stream's owner's, and every projection
+    /// row its event's owner's.
     @Test func theDemosEventsAreTheirUsersAndTheirStreamsOwners() async throws {
         try await TestDatabase.with { db in
             try db.withConnection { c throws in
@@ -89,6 +100,12 @@ struct EventOwnerTests {
                 let users = try c.count("SELECT count(DISTINCT data->>'userId') FROM ledger.events")
                 #expect(users > 30)
                 #expect(try c.count("SELECT count(DISTINCT user_id) FROM ledger.streams WHERE user_id <> ''") == users)
+                // Every projection row is its event's owner's (and its lineage's user's).
+                let owners = try c.projectionOwnership()
+                #expect(owners.values.allSatisfy { $0.strangers == 0 }, "\(owners)")
+                for table in ["payments", "lineages", "auto_renew_changes"] {
+                    #expect((owners[table]?.rows ?? 0) > 0, "the demo wrote no \(table)")
+                }
             }
         }
     }

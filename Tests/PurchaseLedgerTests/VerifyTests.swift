@@ -16,7 +16,7 @@ struct VerifyTests {
                 try c.executeScript(unsafeSQL: """
                     UPDATE ledger.payments SET price = 0.990 WHERE payment_seq = 'P-1';
                     DELETE FROM ledger.payments WHERE payment_seq = 'P-2';
-                    INSERT INTO ledger.auto_renew_changes VALUES ('GG', 'T-X', now(), false, 999);
+                    INSERT INTO ledger.auto_renew_changes VALUES ('GG', 'T-X', now(), false, 999, 'u1');
                     UPDATE ledger.lineages SET user_id = 'u9';
                     """)
                 let report = try ProjectionVerifier(connection: c).verify()
@@ -29,7 +29,7 @@ struct VerifyTests {
                 // 0.990 is a number equal to 0.99, but not the price as recorded.
                 #expect(byRow["user u1, payment P-1"]?.map { [$0.column, $0.live, $0.replayed] } == [["price", "0.990", "0.99"]])
                 #expect(byRow["user u2, payment P-2"]?.first?.kind == .missing)
-                #expect(byRow["lineage GG T-X, position 999"]?.first?.kind == .extra)
+                #expect(byRow["user u1, lineage GG T-X, position 999"]?.first?.kind == .extra)
                 let lineage = try #require(report.differences.first { $0.table == "lineages" })
                 #expect(lineage.column == "user_id" && lineage.live == "u9" && lineage.replayed == "u1")
                 #expect(lineage.rowDescription == "user u9, lineage AS T-S-1")

@@ -74,6 +74,7 @@ BEGIN
         span_since    timestamptz[];
         span_flags    boolean[];
         product       record;
+        released      record;
     BEGIN
         -- Which kinds of event there are (only their statements run) and whether there is a
         -- subscription payment. An append's one event is read directly.
@@ -132,7 +133,7 @@ BEGIN
           FROM ledger.events e
          WHERE e.position = ANY (p_positions)
            AND e.type = 'PaymentConsumed'
-           AND p.payment_seq = e.data->>'paymentSeq'
+           AND p.user_id = e.user_id AND p.payment_seq = e.data->>'paymentSeq'
            AND p.consumed_at IS NULL;
         END IF;
 
@@ -143,13 +144,13 @@ BEGIN
           FROM ledger.events e
          WHERE e.position = ANY (p_positions)
            AND e.type = 'PaymentRefunded'
-           AND p.payment_seq = e.data->>'paymentSeq'
+           AND p.user_id = e.user_id AND p.payment_seq = e.data->>'paymentSeq'
            AND p.refunded_at IS NULL;
         END IF;
 
         IF 'AutoRenewCancelled' = ANY(types) THEN
-        INSERT INTO auto_renew_changes (store_code, original_transaction_id, changed_at, auto_renewing, position)
-        SELECT e.data->>'storeCode', e.data->>'originalTransactionId', e.occurred_at, false, e.position
+        INSERT INTO auto_renew_changes (store_code, original_transaction_id, changed_at, auto_renewing, position, user_id)
+        SELECT e.data->>'storeCode', e.data->>'originalTransactionId', e.occurred_at, false, e.position, e.user_id
           FROM ledger.events e
          WHERE e.position = ANY (p_positions)
            AND e.type = 'AutoRenewCancelled';
@@ -168,34 +169,48 @@ BEGIN
         IF 'NotificationReceived' = ANY(types) THEN
         INSERT INTO notifications (store_code, notification_id, notification_type, effect, effective_at,
                                    position, outcome, parked, lineage_key, transaction_key,
-                                   account_key, token_key)
+                                   account_key, token_key, user_id)
         SELECT d->>'storeCode', d->>'notificationId', d->>'notificationType', d->>'effect', e.occurred_at,
                e.position, d->>'outcome', d->>'outcome' = 'parked', d->>'originalTransactionId',
                coalesce(d->>'transactionId', d->>'orderId'), d->>'appAccountToken',
-               decode(d->>'purchaseTokenSha256', 'hex')
+               decode(d->>'purchaseTokenSha256', 'hex'), e.user_id
           FROM ledger.events e, LATERAL (SELECT e.data AS d) x
          WHERE e.position = ANY (p_positions) AND e.type = 'NotificationReceived';
         END IF;
 
+        -- A release moves the parked notification to its user, as ledger.release_parked moves
+        -- its stream: the row is deleted under '' and inserted under the release's owner (a
+        -- distributed row does not change its key). Releases are rare.
         IF 'NotificationReleased' = ANY(types) THEN
-        UPDATE notifications n SET parked = false, released_position = e.position
-          FROM ledger.events e
-         WHERE e.position = ANY (p_positions) AND e.type = 'NotificationReleased'
-           AND n.store_code = e.data->>'storeCode' AND n.notification_id = e.data->>'notificationId';
+        FOR released IN
+            DELETE FROM notifications n USING ledger.events e
+             WHERE e.position = ANY (p_positions) AND e.type = 'NotificationReleased'
+               AND n.user_id = '' AND n.store_code = e.data->>'storeCode'
+               AND n.notification_id = e.data->>'notificationId'
+            RETURNING n.*, e.position AS release_position, e.user_id AS owner
+        LOOP
+            INSERT INTO notifications (store_code, notification_id, notification_type, effect, effective_at,
+                                       position, outcome, parked, released_position, lineage_key,
+                                       transaction_key, account_key, token_key, user_id)
+            VALUES (released.store_code, released.notification_id, released.notification_type, released.effect,
+                    released.effective_at, released.position, released.outcome, false, released.release_position,
+                    released.lineage_key, released.transaction_key, released.account_key, released.token_key,
+                    released.owner);
+        END LOOP;
         END IF;
 
         IF 'AutoRenewEnabled' = ANY(types) THEN
-        INSERT INTO auto_renew_changes (store_code, original_transaction_id, changed_at, auto_renewing, position)
-        SELECT e.data->>'storeCode', e.data->>'originalTransactionId', e.occurred_at, true, e.position
+        INSERT INTO auto_renew_changes (store_code, original_transaction_id, changed_at, auto_renewing, position, user_id)
+        SELECT e.data->>'storeCode', e.data->>'originalTransactionId', e.occurred_at, true, e.position, e.user_id
           FROM ledger.events e
          WHERE e.position = ANY (p_positions) AND e.type = 'AutoRenewEnabled';
         END IF;
 
         IF 'BillingStateChanged' = ANY(types) THEN
         INSERT INTO billing_states (store_code, original_transaction_id, changed_at, state,
-                                    grace_expires_at, position)
+                                    grace_expires_at, position, user_id)
         SELECT e.data->>'storeCode', e.data->>'originalTransactionId', e.occurred_at, e.data->>'state',
-               (e.data->>'gracePeriodExpiresAt')::timestamptz, e.position
+               (e.data->>'gracePeriodExpiresAt')::timestamptz, e.position, e.user_id
           FROM ledger.events e
          WHERE e.position = ANY (p_positions) AND e.type = 'BillingStateChanged';
         END IF;
@@ -210,7 +225,7 @@ BEGIN
                refund_reason      = CASE WHEN last.type = 'PaymentRefunded' THEN last.data->>'reason' END,
                reversed_refund_at = before.occurred_at,
                refund_reversed_at = rev.occurred_at
-          FROM (SELECT DISTINCT e.stream, e.data->>'paymentSeq' AS seq FROM ledger.events e
+          FROM (SELECT DISTINCT e.stream, e.user_id, e.data->>'paymentSeq' AS seq FROM ledger.events e
                  WHERE e.position = ANY (p_positions) AND e.type = 'RefundReversed') t
           -- The stream's last refund or reversal so far says whether it stands refunded; its last
           -- reversal and the refund before that say which window was undone (a refund after
@@ -228,30 +243,32 @@ BEGIN
                 SELECT y.occurred_at FROM ledger.events y
                  WHERE y.stream = t.stream AND y.position < rev.position AND y.type = 'PaymentRefunded'
                  ORDER BY y.version DESC LIMIT 1) before ON true
-         WHERE p.payment_seq = t.seq;
+         WHERE p.user_id = t.user_id AND p.payment_seq = t.seq;
         END IF;
 
         -- The newest extension (by the store's time) wins, whatever order they came in.
         IF 'ExpiryExtended' = ANY(types) THEN
         UPDATE payments p
            SET extended_expiry_time = x.expiry_time, extended_at = x.occurred_at
-          FROM (SELECT DISTINCT ON (e.data->>'paymentSeq') e.data->>'paymentSeq' AS seq,
+          FROM (SELECT DISTINCT ON (e.data->>'paymentSeq') e.data->>'paymentSeq' AS seq, e.user_id,
                        (e.data->>'expiryTime')::timestamptz AS expiry_time, e.occurred_at
                   FROM ledger.events e
                  WHERE e.position = ANY (p_positions) AND e.type = 'ExpiryExtended'
                  ORDER BY e.data->>'paymentSeq', e.occurred_at DESC, e.position DESC) x
-         WHERE p.payment_seq = x.seq AND (p.extended_at IS NULL OR p.extended_at <= x.occurred_at);
+         WHERE p.user_id = x.user_id AND p.payment_seq = x.seq
+           AND (p.extended_at IS NULL OR p.extended_at <= x.occurred_at);
         END IF;
 
         IF 'PaymentLinked' = ANY(types) THEN
-        INSERT INTO payment_aliases (alias_seq, payment_seq, position)
-        SELECT e.data->>'alias', e.data->>'paymentSeq', e.position
+        INSERT INTO payment_aliases (alias_seq, payment_seq, position, user_id)
+        SELECT e.data->>'alias', e.data->>'paymentSeq', e.position, e.user_id
           FROM ledger.events e
          WHERE e.position = ANY (p_positions) AND e.type = 'PaymentLinked' AND e.data->>'alias' IS NOT NULL;
         UPDATE payments p SET linked_token_sha256 = decode(e.data->>'purchaseTokenSha256', 'hex')
           FROM ledger.events e
          WHERE e.position = ANY (p_positions) AND e.type = 'PaymentLinked'
-           AND p.payment_seq = e.data->>'paymentSeq' AND p.linked_token_sha256 IS NULL;
+           AND p.user_id = e.user_id AND p.payment_seq = e.data->>'paymentSeq'
+           AND p.linked_token_sha256 IS NULL;
         END IF;
 
         -- A row at a time: on Citus products is a reference table, and Citus plans no
@@ -302,7 +319,7 @@ BEGIN
                     UNION ALL
                     SELECT p.store_code, p.lineage_id, p.purchase_time, true
                       FROM ledger.events e
-                      JOIN payments p ON p.payment_seq = e.data->>'paymentSeq'
+                      JOIN payments p ON p.user_id = e.user_id AND p.payment_seq = e.data->>'paymentSeq'
                      WHERE e.position = ANY (p_positions)
                        AND e.type IN ('PaymentRefunded', 'RefundReversed', 'ExpiryExtended')
                        AND p.lineage_id IS NOT NULL

@@ -9,6 +9,14 @@
 -- Projection tables are derived data: their shape changes here, and `ledger migrate` then
 -- rebuilds them from the log (shadow and swap) rather than altering them in place.
 -- ProjectionSet.swift lists the same tables for the rebuild and `ledger verify`.
+--
+-- Every row fed by events names its owner (user_id): the owner of the event that wrote it, so
+-- that a row lives where its events live once the log is distributed by owner, and every
+-- statement of project_positions joins a row to its event by the owner as well as by its key
+-- (docs/scale-out.md): a lineage's auto-renew and billing changes are its user's. The keys do
+-- not include the owner yet: the queries find lineages, payments and notifications by keys
+-- that are unique across users. entitled_spans and lineage_states, which the commit derives
+-- from a lineage's rows (ledger.settle_spans), do not name it yet.
 CREATE OR REPLACE FUNCTION ledger.install_projections(target text)
 RETURNS void
 LANGUAGE plpgsql
@@ -95,6 +103,7 @@ BEGIN
         changed_at              timestamptz NOT NULL,
         auto_renewing           boolean NOT NULL,
         position                bigint NOT NULL,
+        user_id                 text NOT NULL,  -- its event's owner (the lineage's user)
         PRIMARY KEY (store_code, original_transaction_id, position)
     );
     -- A lineage's latest change at an instant: one backward index-only step.
@@ -156,6 +165,7 @@ BEGIN
         state                   text NOT NULL,  -- inGracePeriod | billingRetry | onHold | paused | none
         grace_expires_at        timestamptz,
         position                bigint NOT NULL,
+        user_id                 text NOT NULL,  -- its event's owner (the lineage's user)
         PRIMARY KEY (store_code, original_transaction_id, position)
     );
     -- A lineage's billing state at an instant: one backward index-only step.
@@ -163,7 +173,8 @@ BEGIN
         (store_code, original_transaction_id, changed_at, position) INCLUDE (state, grace_expires_at);
 
     -- Every notification received, by the store's id; parked ones with the keys that can
-    -- release them.
+    -- release them. Its owner is its stream's: '' until it is released to a user, who then
+    -- owns it (the release moves the row, as ledger.release_parked moves the stream's).
     CREATE TABLE notifications (
         store_code        text NOT NULL,
         notification_id   text NOT NULL,
@@ -178,6 +189,7 @@ BEGIN
         transaction_key   text,
         account_key       text,
         token_key         bytea,
+        user_id           text NOT NULL,
         PRIMARY KEY (store_code, notification_id)
     );
     CREATE INDEX notifications_parked_idx ON notifications (store_code, effective_at, position) WHERE parked;
@@ -206,7 +218,8 @@ BEGIN
     CREATE TABLE payment_aliases (
         alias_seq   text PRIMARY KEY,
         payment_seq text NOT NULL,
-        position    bigint NOT NULL
+        position    bigint NOT NULL,
+        user_id     text NOT NULL   -- the payment's user
     );
 
     GRANT SELECT ON payments, lineages, auto_renew_changes, restores, billing_states,

@@ -37,9 +37,10 @@ public struct ProjectionDifference: Sendable, Hashable {
     }
 
     /// The row for a person: `user u1, payment P-1`, `user u1, lineage AS T-1`, `lineage AS T-1, position 42`.
+    /// A row of no user (a parked notification's, owned by `''`) names none.
     public var rowDescription: String {
         var parts: [String] = []
-        if let userId { parts.append("user \(userId)") }
+        if let userId, !userId.isEmpty { parts.append("user \(userId)") }
         let values = Dictionary(key.map { ($0.column, $0.value) }, uniquingKeysWith: { a, _ in a })
         if let seq = values["payment_seq"] { parts.append("payment \(seq)") }
         if let store = values["store_code"], let original = values["original_transaction_id"] {

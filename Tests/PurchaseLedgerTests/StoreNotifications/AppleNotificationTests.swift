@@ -90,6 +90,9 @@ struct AppleNotificationTests {
                 #expect(try PaymentRecord.fetch(c, .paymentSeq("101")) == byAlias)
                 #expect(try PaymentRecord.fetch(c, .transaction(.appStore, "101")) == byAlias)
                 #expect(try PaymentRecord.fetch(c, .paymentSeq("100"))?.fromStore == true)
+                // The alias is the payment's user's, as the link's event is.
+                let owners = try c.projectionOwnership()
+                #expect(owners.values.allSatisfy { $0.strangers == 0 } && owners["payment_aliases"]?.rows == 1, "\(owners)")
             }
         }
     }
@@ -108,6 +111,8 @@ struct AppleNotificationTests {
                 #expect(try subscriptions(c, at: "2026-03-05T00:00:00Z").first?.autoRenewing == true)
                 #expect(try subscriptions(c, at: "2026-03-15T00:00:00Z").first?.autoRenewing == false)
                 #expect(try subscriptions(c, at: "2026-03-25T00:00:00Z").first?.autoRenewing == true)
+                let owners = try c.projectionOwnership()
+                #expect(owners.values.allSatisfy { $0.strangers == 0 } && owners["auto_renew_changes"]?.rows == 2, "\(owners)")
             }
         }
     }
@@ -132,6 +137,8 @@ struct AppleNotificationTests {
                 #expect(retry.status == .billingRetry && !retry.entitled && retry.gracePeriodExpiryTime == nil)
                 #expect(try Subscription.fetchAll(c, userId: "ua", at: Fixture.time("2026-04-10T00:00:00Z")).isEmpty)
                 #expect(try subscriptions(c, at: "2026-04-15T00:00:00Z").first?.status == .active)
+                let owners = try c.projectionOwnership()
+                #expect(owners.values.allSatisfy { $0.strangers == 0 } && owners["billing_states"]?.rows == 1, "\(owners)")
             }
         }
     }
