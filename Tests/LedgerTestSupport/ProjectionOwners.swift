@@ -15,39 +15,26 @@ extension Connection {
     /// Every user-owned projection table of the live schema, by name. A notification belongs to
     /// the owner of its release when it has one (the release moved it), else of its receipt.
     public func projectionOwnership() throws -> [String: ProjectionOwnership] {
-        let rows = try query("""
-            SELECT 'payments' AS name, count(*) AS rows,
-                   count(*) FILTER (WHERE x.user_id IS DISTINCT FROM e.user_id) AS strangers
-              FROM ledger.payments x LEFT JOIN ledger.events e ON e.position = x.recorded_position
-            UNION ALL
-            SELECT 'lineages', count(*), count(*) FILTER (WHERE x.user_id IS DISTINCT FROM e.user_id)
-              FROM ledger.lineages x LEFT JOIN ledger.events e ON e.position = x.first_position
-            UNION ALL
-            SELECT 'auto_renew_changes', count(*),
-                   count(*) FILTER (WHERE x.user_id IS DISTINCT FROM e.user_id OR x.user_id IS DISTINCT FROM l.user_id)
-              FROM ledger.auto_renew_changes x LEFT JOIN ledger.events e ON e.position = x.position
-              LEFT JOIN ledger.lineages l USING (store_code, original_transaction_id)
-            UNION ALL
-            SELECT 'billing_states', count(*),
-                   count(*) FILTER (WHERE x.user_id IS DISTINCT FROM e.user_id OR x.user_id IS DISTINCT FROM l.user_id)
-              FROM ledger.billing_states x LEFT JOIN ledger.events e ON e.position = x.position
-              LEFT JOIN ledger.lineages l USING (store_code, original_transaction_id)
-            UNION ALL
-            SELECT 'restores', count(*), count(*) FILTER (WHERE x.user_id IS DISTINCT FROM e.user_id)
-              FROM ledger.restores x LEFT JOIN ledger.events e ON e.position = x.position
-            UNION ALL
-            SELECT 'notifications', count(*), count(*) FILTER (WHERE x.user_id IS DISTINCT FROM e.user_id)
-              FROM ledger.notifications x
-              LEFT JOIN ledger.events e ON e.position = coalesce(x.released_position, x.position)
-            UNION ALL
-            SELECT 'account_links', count(*), count(*) FILTER (WHERE x.user_id IS DISTINCT FROM e.user_id)
-              FROM ledger.account_links x LEFT JOIN ledger.events e ON e.position = x.position
-            UNION ALL
-            SELECT 'payment_aliases', count(*),
-                   count(*) FILTER (WHERE x.user_id IS DISTINCT FROM e.user_id OR x.user_id IS DISTINCT FROM p.user_id)
-              FROM ledger.payment_aliases x LEFT JOIN ledger.events e ON e.position = x.position
-              LEFT JOIN ledger.payments p USING (payment_seq)
-            """)
+        // Each table, the position of the event that wrote a row (x), and the row it must also
+        // share its owner with (o), if any.
+        let tables: [(name: String, event: String, also: String?)] = [
+            ("payments", "x.recorded_position", nil),
+            ("lineages", "x.first_position", nil),
+            ("auto_renew_changes", "x.position", "ledger.lineages o USING (store_code, original_transaction_id)"),
+            ("billing_states", "x.position", "ledger.lineages o USING (store_code, original_transaction_id)"),
+            ("restores", "x.position", nil),
+            ("notifications", "coalesce(x.released_position, x.position)", nil),
+            ("account_links", "x.position", nil),
+            ("payment_aliases", "x.position", "ledger.payments o USING (payment_seq)"),
+        ]
+        let sql = tables.map { t in
+            """
+            SELECT '\(t.name)' AS name, count(*) AS rows,
+                   count(*) FILTER (WHERE x.user_id IS DISTINCT FROM e.user_id\(t.also == nil ? "" : " OR x.user_id IS DISTINCT FROM o.user_id")) AS strangers
+              FROM ledger.\(t.name) x LEFT JOIN ledger.events e ON e.position = \(t.event)\(t.also.map { " LEFT JOIN \($0)" } ?? "")
+            """
+        }.joined(separator: "\nUNION ALL\n")
+        let rows = try query(SQL(unsafeSQL: sql))
         return Dictionary(uniqueKeysWithValues: try rows.map {
             (try $0.decode("name", as: String.self),
              ProjectionOwnership(rows: try $0.decode("rows", as: Int.self), strangers: try $0.decode("strangers", as: Int.self)))

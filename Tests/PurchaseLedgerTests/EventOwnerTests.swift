@@ -106,6 +106,9 @@ struct EventOwnerTests {
                 for table in ["payments", "lineages", "auto_renew_changes"] {
                     #expect((owners[table]?.rows ?? 0) > 0, "the demo wrote no \(table)")
                 }
+                // A row handed to another user is counted.
+                try c.execute("UPDATE ledger.auto_renew_changes SET user_id = 'u-else' WHERE position = (SELECT min(position) FROM ledger.auto_renew_changes)")
+                #expect(try c.projectionOwnership()["auto_renew_changes"]?.strangers == 1)
             }
         }
     }
