@@ -8,6 +8,11 @@ public struct ProjectionOwnership: Equatable, Sendable, CustomStringConvertible 
     public let rows: Int
     public let strangers: Int
 
+    public init(rows: Int, strangers: Int) {
+        self.rows = rows
+        self.strangers = strangers
+    }
+
     public var description: String { "\(rows) rows, \(strangers) strangers" }
 }
 

@@ -113,6 +113,60 @@ struct EventOwnerTests {
         }
     }
 
+    /// A ledger whose projection rows predate their owners (the release before 0012) gets them when
+    /// migrated, in the migration's transaction: an append between that commit and the end of the
+    /// rebuild that follows (which replaces the tables) projects into the live tables as they are.
+    @Test func projectionRowsOfAnOlderReleaseGetTheirOwnersBeforeTheRebuild() async throws {
+        let mint = AppleMint()
+        func tx(_ n: Int, _ from: String, _ to: String) -> String {
+            M.transaction("q0\(n)", original: "q00", purchase: from, expires: to, account: "acct-q")
+        }
+        let first = tx(0, "2026-03-01T00:00:00Z", "2026-04-01T00:00:00Z")
+        let lines = [
+            M.payload("SUBSCRIBED", uuid: "q-1", signed: "2026-03-01T00:00:00Z", transaction: first),
+            M.payload("DID_CHANGE_RENEWAL_STATUS", subtype: "AUTO_RENEW_DISABLED", uuid: "q-2",
+                      signed: "2026-03-10T00:00:00Z", transaction: first),
+        ].map(mint.line) + [#"{"type":"accountLink","userId":"u-q","storeCode":"AS","appAccountToken":"acct-q"}"#]
+        let later = mint.line(M.payload("DID_CHANGE_RENEWAL_STATUS", subtype: "AUTO_RENEW_ENABLED", uuid: "q-3",
+                                        signed: "2026-03-20T00:00:00Z", transaction: first))
+
+        try await TestDatabase.with { db in
+            try db.withConnection { c throws in
+                let outcomes = try c.ingest(lines, stores: mint.stores)
+                #expect(outcomes.map(\.status) == [.parked, .parked, .recorded], "\(outcomes)")
+                // The shape of the release before: no owner on these four tables, 0012 not applied,
+                // and projection definitions that differ from this build's.
+                try c.executeScript(unsafeSQL: """
+                    ALTER TABLE ledger.auto_renew_changes DROP COLUMN user_id;
+                    ALTER TABLE ledger.billing_states DROP COLUMN user_id;
+                    ALTER TABLE ledger.notifications DROP COLUMN user_id;
+                    ALTER TABLE ledger.payment_aliases DROP COLUMN user_id;
+                    DELETE FROM ledger.schema_migrations WHERE name = '0012_projection_row_owners.sql';
+                    UPDATE ledger.schema_definitions SET checksum = 'the release before'
+                     WHERE path = 'projections/install_project_range.sql';
+                    """)
+                var between: [CommandOutcome] = []
+                var betweenOwners: [String: ProjectionOwnership] = [:]
+                let done = try Migrator().migrate(c) { line in
+                    guard line == "rebuilding the projections" else { return }
+                    // The migration's transaction has committed; the rebuild has not begun.
+                    try? db.withConnection { w throws in
+                        between = try w.ingest([later], stores: mint.stores)
+                        betweenOwners = try w.projectionOwnership()
+                    }
+                }
+                #expect(done.contains("0012_projection_row_owners.sql") && done.last?.hasPrefix("rebuilt the projections") == true,
+                        "\(done)")
+                #expect(between.map(\.status) == [.recorded], "\(between)")
+                #expect(betweenOwners["notifications"] == ProjectionOwnership(rows: 3, strangers: 0), "\(betweenOwners)")
+                #expect(betweenOwners["auto_renew_changes"] == ProjectionOwnership(rows: 2, strangers: 0), "\(betweenOwners)")
+                let owners = try c.projectionOwnership()
+                #expect(owners.values.allSatisfy { $0.strangers == 0 } && owners["auto_renew_changes"]?.rows == 2, "\(owners)")
+                #expect(try c.count("SELECT count(*) FROM ledger.notifications WHERE user_id = 'u-q'") == 3)
+            }
+        }
+    }
+
     /// A stream is one owner's at a time: an event of another owner is refused, and nothing is
     /// written.
     @Test func anAppendToAnotherOwnersStreamIsRefused() async throws {
