@@ -7,7 +7,10 @@
 -- first on search_path while they run (install_project_range.sql).
 --
 -- Projection tables are derived data: their shape changes here, and `ledger migrate` then
--- rebuilds them from the log (shadow and swap) rather than altering them in place.
+-- rebuilds them from the log (shadow and swap) rather than altering them in place. Appends
+-- project with the new definitions from the migration's commit until the swap, so a column the
+-- new statements write is added to the live tables by a versioned migration in that same
+-- transaction (as 0012_projection_row_owners.sql does), for the rebuild to replace.
 -- ProjectionSet.swift lists the same tables for the rebuild and `ledger verify`.
 --
 -- Every row fed by events names its owner (user_id): the owner of the event that wrote it, so
