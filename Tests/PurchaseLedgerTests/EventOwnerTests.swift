@@ -103,7 +103,7 @@ struct EventOwnerTests {
                 // Every projection row is its event's owner's (and its lineage's user's).
                 let owners = try c.projectionOwnership()
                 #expect(owners.values.allSatisfy { $0.strangers == 0 }, "\(owners)")
-                for table in ["payments", "lineages", "auto_renew_changes"] {
+                for table in ["payments", "lineages", "auto_renew_changes", "entitled_spans", "lineage_states"] {
                     #expect((owners[table]?.rows ?? 0) > 0, "the demo wrote no \(table)")
                 }
                 // A row handed to another user is counted.
@@ -141,6 +141,8 @@ struct EventOwnerTests {
                     ALTER TABLE ledger.billing_states DROP COLUMN user_id;
                     ALTER TABLE ledger.notifications DROP COLUMN user_id;
                     ALTER TABLE ledger.payment_aliases DROP COLUMN user_id;
+                    ALTER TABLE ledger.entitled_spans DROP COLUMN user_id;
+                    ALTER TABLE ledger.lineage_states DROP COLUMN user_id;
                     DELETE FROM ledger.schema_migrations WHERE name = '0012_projection_row_owners.sql';
                     UPDATE ledger.schema_definitions SET checksum = 'the release before'
                      WHERE path = 'projections/install_project_range.sql';
@@ -160,6 +162,10 @@ struct EventOwnerTests {
                 #expect(between.map(\.status) == [.recorded], "\(between)")
                 #expect(betweenOwners["notifications"] == ProjectionOwnership(rows: 3, strangers: 0), "\(betweenOwners)")
                 #expect(betweenOwners["auto_renew_changes"] == ProjectionOwnership(rows: 2, strangers: 0), "\(betweenOwners)")
+                #expect(betweenOwners["lineage_states"]?.strangers == 0 && (betweenOwners["lineage_states"]?.rows ?? 0) >= 3,
+                        "\(betweenOwners)")
+                #expect(betweenOwners["entitled_spans"]?.strangers == 0 && (betweenOwners["entitled_spans"]?.rows ?? 0) > 0,
+                        "\(betweenOwners)")
                 let owners = try c.projectionOwnership()
                 #expect(owners.values.allSatisfy { $0.strangers == 0 } && owners["auto_renew_changes"]?.rows == 2, "\(owners)")
                 #expect(try c.count("SELECT count(*) FROM ledger.notifications WHERE user_id = 'u-q'") == 3)

@@ -51,20 +51,22 @@ BEGIN
 
         INSERT INTO entitled_spans (store_code, lineage_id, with_sandbox, n, product_id, starts_at, ends_at,
                                          interval_start, ends_so_far, natural_end_so_far, billing_end_so_far,
-                                         next_start)
+                                         next_start, user_id)
         SELECT o.store_code, o.lineage_id, o.with_sandbox, row_number() OVER w, o.product_id, o.starts_at, o.ends_at,
                max(CASE WHEN o.opens THEN o.starts_at END) OVER w,
                max(o.ends_at) OVER w,
                max(o.ends_at) FILTER (WHERE o.cause = 'expiry') OVER w,
                max(o.ends_at) FILTER (WHERE o.cause = 'billing') OVER w,
-               CASE WHEN NOT coalesce(lead(o.opens) OVER w, true) THEN lead(o.starts_at) OVER w END
+               CASE WHEN NOT coalesce(lead(o.opens) OVER w, true) THEN lead(o.starts_at) OVER w END,
+               o.user_id
           FROM (SELECT s.*,
                        coalesce(s.starts_at > max(s.ends_at) OVER (PARTITION BY s.store_code, s.lineage_id, s.with_sandbox
                                                                  ORDER BY s.starts_at, s.ends_at, s.product_id, s.cause
                                                                  ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING),
                                 true) AS opens
                   FROM (SELECT p.store_code, p.lineage_id, v.with_sandbox, p.product_id, s.starts_at, s.ends_at,
-                               CASE WHEN s.ends_at < e.ends_at THEN 'refund' ELSE 'expiry' END AS cause
+                               CASE WHEN s.ends_at < e.ends_at THEN 'refund' ELSE 'expiry' END AS cause,
+                               p.user_id
                           FROM unnest(span_stores, span_lineages) t(store_code, lineage_id)
                           JOIN payments p ON p.store_code = t.store_code AND p.lineage_id = t.lineage_id
                          CROSS JOIN (VALUES (false), (true)) v(with_sandbox)
@@ -88,7 +90,7 @@ BEGIN
                         SELECT g.store_code, g.original_transaction_id, v.with_sandbox, l.product_id,
                                greatest(g.changed_at, q.first_purchase),
                                coalesce(least(g.grace_expires_at, g.next_changed_at, q.first_renewal), 'infinity'),
-                               'billing'
+                               'billing', l.user_id
                           FROM (SELECT b.*, lead(b.changed_at) OVER (PARTITION BY b.store_code, b.original_transaction_id
                                                                      ORDER BY b.changed_at, b.position) AS next_changed_at
                                   FROM unnest(span_stores, span_lineages) t(store_code, lineage_id)

@@ -57,6 +57,7 @@ BEGIN
         auto_renewing       boolean NOT NULL,
         billing_state       text,
         grace_expires_at    timestamptz,
+        user_id             text NOT NULL,  -- the lineage's user
         PRIMARY KEY (store_code, lineage_id, valid_from)
     );
     GRANT SELECT ON lineage_states TO ledger_reader, ledger_writer;
@@ -78,12 +79,12 @@ BEGIN
 
         INSERT INTO lineage_states (store_code, lineage_id, valid_from, first_purchase, latest_payment_seq,
                                          live_expiry, revoked_until, auto_renewing, billing_state,
-                                         grace_expires_at)
+                                         grace_expires_at, user_id)
         WITH due AS (
             SELECT * FROM unnest(state_stores, state_lineages, state_since) t(store_code, lineage_id, since)
         ), lp AS (
             -- Every payment of each due lineage (the running figures start at its first).
-            SELECT t.store_code, t.lineage_id, t.since, p.purchase_time, p.payment_seq,
+            SELECT t.store_code, t.lineage_id, t.since, p.purchase_time, p.payment_seq, p.user_id,
                    p.transaction_id <> p.lineage_id AS renewal, p.expiry_time, p.extended_expiry_time,
                    p.extended_at, p.refunded_at, p.reversed_refund_at, p.refund_reversed_at,
                    -- Never refunded nor extended: the same expiry at every instant.
@@ -116,10 +117,10 @@ BEGIN
             SELECT e.*, row_number() OVER w AS pos
               FROM (SELECT store_code, lineage_id, purchase_time AS at, false AS point, payment_seq, renewal,
                            plain, expiry_time, extended_expiry_time, extended_at, refunded_at,
-                           reversed_refund_at, refund_reversed_at
+                           reversed_refund_at, refund_reversed_at, user_id
                       FROM lp
                     UNION ALL
-                    SELECT store_code, lineage_id, at, true, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+                    SELECT store_code, lineage_id, at, true, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
                       FROM points) e
             WINDOW w AS (PARTITION BY e.store_code, e.lineage_id ORDER BY e.at, e.point, e.payment_seq)
         ), running AS (
@@ -133,6 +134,8 @@ BEGIN
                    max(t.at) FILTER (WHERE NOT t.point) OVER w AS last_purchase,
                    max(t.at) FILTER (WHERE NOT t.point AND t.renewal) OVER w AS last_renewal,
                    max(t.pos) FILTER (WHERE NOT t.point) OVER w AS latest_pos,
+                   -- The lineage's user (every payment of a lineage is that user's).
+                   max(t.user_id) FILTER (WHERE NOT t.point) OVER w AS owner,
                    max(ARRAY[ledger.expiry_order(t.expiry_time), t.pos]) FILTER (WHERE NOT t.point AND t.plain) OVER w
                        AS plain_live,
                    array_agg(t.pos) FILTER (WHERE NOT t.point AND NOT t.plain) OVER w AS o_pos,
@@ -156,7 +159,7 @@ BEGIN
             -- Each change point from the lineage's first payment on, with its live payment: the
             -- best of the others at that instant when it sorts after the plain one's.
             SELECT b.store_code, b.lineage_id, b.at, b.first_purchase, b.last_purchase, b.last_renewal,
-                   o.revoked_until, b.latest_seq,
+                   o.revoked_until, b.latest_seq, b.owner,
                    CASE WHEN w.other THEN o.seq ELSE b.plain_seq END AS live_seq,
                    CASE WHEN w.other THEN o.expiry ELSE b.plain_expiry END AS live_expiry
               FROM read_back b
@@ -193,7 +196,7 @@ BEGIN
                d.live_expiry, d.revoked_until,
                r.auto_renewing IS NULL OR r.auto_renewing OR r.changed_at < d.last_purchase,
                s.state,
-               CASE WHEN s.state = 'inGracePeriod' THEN s.grace_expires_at END
+               CASE WHEN s.state = 'inGracePeriod' THEN s.grace_expires_at END, d.owner
           FROM paid d
           LEFT JOIN renewing r ON r.store_code = d.store_code AND r.lineage_id = d.lineage_id AND r.at = d.at
           -- A billing state holds from its time until a renewal paid after it.

@@ -16,10 +16,10 @@
 -- Every row fed by events names its owner (user_id): the owner of the event that wrote it, so
 -- that a row lives where its events live once the log is distributed by owner, and every
 -- statement of project_positions joins a row to its event by the owner as well as by its key
--- (docs/scale-out.md): a lineage's auto-renew and billing changes are its user's. The keys do
--- not include the owner yet: the queries find lineages, payments and notifications by keys
--- that are unique across users. entitled_spans and lineage_states, which the commit derives
--- from a lineage's rows (ledger.settle_spans), do not name it yet.
+-- (docs/scale-out.md): a lineage's auto-renew and billing changes are its user's, and so are
+-- its entitled spans and states, which the commit derives from its rows (ledger.settle_spans).
+-- The keys do not include the owner yet: the queries find lineages, payments and notifications
+-- by keys that are unique across users.
 CREATE OR REPLACE FUNCTION ledger.install_projections(target text)
 RETURNS void
 LANGUAGE plpgsql
@@ -139,6 +139,7 @@ BEGIN
         natural_end_so_far  timestamptz,
         billing_end_so_far  timestamptz,
         next_start          timestamptz,
+        user_id             text NOT NULL,  -- the lineage's user
         PRIMARY KEY (store_code, lineage_id, with_sandbox, n)
     );
     CREATE INDEX entitled_spans_window_idx ON entitled_spans (with_sandbox, ends_so_far)
