@@ -7,47 +7,34 @@
 -- (the release moved it to its user), else of its receipt. A database without live projections
 -- yet gets them from the definitions, already in this shape.
 DO $owners$
+DECLARE
+    t text;
 BEGIN
+    -- Live projections of this release's shape have notifications; older shapes (a database of
+    -- the first releases, adopted) are replaced whole by the rebuild.
     IF to_regclass('ledger.notifications') IS NULL THEN
         RETURN;
     END IF;
 
-    ALTER TABLE ledger.auto_renew_changes ADD COLUMN IF NOT EXISTS user_id text;
-    UPDATE ledger.auto_renew_changes x SET user_id = e.user_id
-      FROM ledger.events e WHERE e.position = x.position AND x.user_id IS NULL;
-    ALTER TABLE ledger.auto_renew_changes ALTER COLUMN user_id SET NOT NULL;
+    -- Fed by events: the owner of the event that wrote the row (every row has one).
+    FOREACH t IN ARRAY ARRAY['auto_renew_changes', 'billing_states', 'notifications', 'payment_aliases'] LOOP
+        CONTINUE WHEN to_regclass('ledger.' || t) IS NULL;
+        EXECUTE format('ALTER TABLE ledger.%I ADD COLUMN IF NOT EXISTS user_id text', t);
+        EXECUTE format('UPDATE ledger.%I x SET user_id = e.user_id FROM ledger.events e
+                         WHERE e.position = %s AND x.user_id IS NULL',
+                       t, CASE t WHEN 'notifications' THEN 'coalesce(x.released_position, x.position)' ELSE 'x.position' END);
+        EXECUTE format('ALTER TABLE ledger.%I ALTER COLUMN user_id SET NOT NULL', t);
+    END LOOP;
 
-    ALTER TABLE ledger.billing_states ADD COLUMN IF NOT EXISTS user_id text;
-    UPDATE ledger.billing_states x SET user_id = e.user_id
-      FROM ledger.events e WHERE e.position = x.position AND x.user_id IS NULL;
-    ALTER TABLE ledger.billing_states ALTER COLUMN user_id SET NOT NULL;
-
-    ALTER TABLE ledger.notifications ADD COLUMN IF NOT EXISTS user_id text;
-    UPDATE ledger.notifications x SET user_id = e.user_id
-      FROM ledger.events e WHERE e.position = coalesce(x.released_position, x.position) AND x.user_id IS NULL;
-    ALTER TABLE ledger.notifications ALTER COLUMN user_id SET NOT NULL;
-
-    IF to_regclass('ledger.payment_aliases') IS NOT NULL THEN
-        ALTER TABLE ledger.payment_aliases ADD COLUMN IF NOT EXISTS user_id text;
-        UPDATE ledger.payment_aliases x SET user_id = e.user_id
-          FROM ledger.events e WHERE e.position = x.position AND x.user_id IS NULL;
-        ALTER TABLE ledger.payment_aliases ALTER COLUMN user_id SET NOT NULL;
-    END IF;
-
-    -- Derived at commit from a lineage's rows: left nullable here, so that a span of a lineage
-    -- missing from ledger.lineages (none should be) cannot stop the upgrade; the rebuild's
-    -- tables are NOT NULL, and ledger verify would name such a row.
-    IF to_regclass('ledger.entitled_spans') IS NOT NULL THEN
-        ALTER TABLE ledger.entitled_spans ADD COLUMN IF NOT EXISTS user_id text;
-        UPDATE ledger.entitled_spans x SET user_id = l.user_id
-          FROM ledger.lineages l
-         WHERE l.store_code = x.store_code AND l.original_transaction_id = x.lineage_id AND x.user_id IS NULL;
-    END IF;
-    IF to_regclass('ledger.lineage_states') IS NOT NULL THEN
-        ALTER TABLE ledger.lineage_states ADD COLUMN IF NOT EXISTS user_id text;
-        UPDATE ledger.lineage_states x SET user_id = l.user_id
-          FROM ledger.lineages l
-         WHERE l.store_code = x.store_code AND l.original_transaction_id = x.lineage_id AND x.user_id IS NULL;
-    END IF;
+    -- Derived at commit from a lineage's rows: the lineage's user. Left nullable here, so that a
+    -- row of a lineage missing from ledger.lineages (none should be) cannot stop the upgrade;
+    -- the rebuild's tables are NOT NULL, and ledger verify would name such a row.
+    FOREACH t IN ARRAY ARRAY['entitled_spans', 'lineage_states'] LOOP
+        CONTINUE WHEN to_regclass('ledger.' || t) IS NULL;
+        EXECUTE format('ALTER TABLE ledger.%I ADD COLUMN IF NOT EXISTS user_id text', t);
+        EXECUTE format('UPDATE ledger.%I x SET user_id = l.user_id FROM ledger.lineages l
+                         WHERE l.store_code = x.store_code AND l.original_transaction_id = x.lineage_id
+                           AND x.user_id IS NULL', t);
+    END LOOP;
 END
 $owners$;
