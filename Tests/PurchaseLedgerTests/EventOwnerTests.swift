@@ -195,6 +195,42 @@ struct EventOwnerTests {
         }
     }
 
+    /// The set engine's append refuses it too, whether it locks the heads first or not, and
+    /// appends none of the set.
+    @Test(arguments: [true, false])
+    func aSetAppendToAnotherOwnersStreamIsRefused(lockHeads: Bool) async throws {
+        try await TestDatabase.with { db in
+            try db.withConnection { c throws in
+                try c.execute("""
+                    SELECT ledger.append('payment:P-set', 'PurchaseRecorded', '{"userId": "u-a", "paymentSeq": "P-set"}', now())
+                    """)
+                do {
+                    try c.execute("""
+                        SELECT ledger.append_set(ARRAY['payment:P-new', 'payment:P-set'],
+                                                 ARRAY['PurchaseRecorded', 'PaymentConsumed'],
+                                                 ARRAY['{"userId": "u-b", "paymentSeq": "P-new"}', '{"userId": "u-b", "paymentSeq": "P-set"}']::jsonb[],
+                                                 ARRAY[now(), now()], \(lockHeads))
+                        """)
+                    Issue.record("a set appending to u-a's stream for u-b was accepted")
+                } catch let error as PostgresError {
+                    #expect(error.sqlState == SQLState("23000"), "\(error)")
+                    #expect(error.message.contains("stream payment:P-set belongs to another owner than 'u-b'"), "\(error)")
+                }
+                #expect(try c.count("SELECT count(*) FROM ledger.events") == 1)
+                #expect(try c.count("SELECT count(*) FROM ledger.streams") == 1)
+                // The same set by the stream's owner goes through.
+                let positions = try c.query("""
+                    SELECT cardinality(ledger.append_set(ARRAY['payment:P-new', 'payment:P-set'],
+                                                         ARRAY['PurchaseRecorded', 'PaymentConsumed'],
+                                                         ARRAY['{"userId": "u-a", "paymentSeq": "P-new"}', '{"userId": "u-a", "paymentSeq": "P-set"}']::jsonb[],
+                                                         ARRAY[now(), now()], \(lockHeads))) AS n
+                    """)[0].decode("n", as: Int.self)
+                #expect(positions == 2)
+                #expect(try c.count("SELECT version FROM ledger.streams WHERE stream = 'payment:P-set' AND user_id = 'u-a'") == 2)
+            }
+        }
+    }
+
     /// A log written before events had owners gets them at `ledger migrate`, by the same rule,
     /// and stays append-only.
     @Test func aLogWrittenBeforeOwnersGetsThemWhenMigrated() async throws {
