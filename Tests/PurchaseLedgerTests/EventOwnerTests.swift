@@ -204,13 +204,18 @@ struct EventOwnerTests {
                 try c.execute("""
                     SELECT ledger.append('payment:P-set', 'PurchaseRecorded', '{"userId": "u-a", "paymentSeq": "P-set"}', now())
                     """)
+                // A new payment's purchase and a consume of P-set, both by `user`: the number appended.
+                func appendSet(by user: String) throws -> Int {
+                    try c.query("""
+                        SELECT cardinality(ledger.append_set(
+                                   ARRAY['payment:P-new', 'payment:P-set'], ARRAY['PurchaseRecorded', 'PaymentConsumed'],
+                                   ARRAY[jsonb_build_object('userId', \(user)::text, 'paymentSeq', 'P-new'),
+                                         jsonb_build_object('userId', \(user)::text, 'paymentSeq', 'P-set')],
+                                   ARRAY[now(), now()], \(lockHeads))) AS n
+                        """)[0].decode("n", as: Int.self)
+                }
                 do {
-                    try c.execute("""
-                        SELECT ledger.append_set(ARRAY['payment:P-new', 'payment:P-set'],
-                                                 ARRAY['PurchaseRecorded', 'PaymentConsumed'],
-                                                 ARRAY['{"userId": "u-b", "paymentSeq": "P-new"}', '{"userId": "u-b", "paymentSeq": "P-set"}']::jsonb[],
-                                                 ARRAY[now(), now()], \(lockHeads))
-                        """)
+                    _ = try appendSet(by: "u-b")
                     Issue.record("a set appending to u-a's stream for u-b was accepted")
                 } catch let error as PostgresError {
                     #expect(error.sqlState == SQLState("23000"), "\(error)")
@@ -219,12 +224,7 @@ struct EventOwnerTests {
                 #expect(try c.count("SELECT count(*) FROM ledger.events") == 1)
                 #expect(try c.count("SELECT count(*) FROM ledger.streams") == 1)
                 // The same set by the stream's owner goes through.
-                let positions = try c.query("""
-                    SELECT cardinality(ledger.append_set(ARRAY['payment:P-new', 'payment:P-set'],
-                                                         ARRAY['PurchaseRecorded', 'PaymentConsumed'],
-                                                         ARRAY['{"userId": "u-a", "paymentSeq": "P-new"}', '{"userId": "u-a", "paymentSeq": "P-set"}']::jsonb[],
-                                                         ARRAY[now(), now()], \(lockHeads))) AS n
-                    """)[0].decode("n", as: Int.self)
+                let positions = try appendSet(by: "u-a")
                 #expect(positions == 2)
                 #expect(try c.count("SELECT version FROM ledger.streams WHERE stream = 'payment:P-set' AND user_id = 'u-a'") == 2)
             }
