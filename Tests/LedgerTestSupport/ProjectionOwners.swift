@@ -23,18 +23,19 @@ extension Connection {
     public func projectionOwnership() throws -> [String: ProjectionOwnership] {
         // Each table, the position of the event that wrote a row (x), if any, and the row it must
         // also share its owner with (o), if any.
-        let lineage = "ledger.lineages o ON o.store_code = x.store_code AND o.original_transaction_id = x.lineage_id"
+        let lineage = "ledger.lineages o USING (store_code, original_transaction_id)"
+        let spansLineage = "ledger.lineages o ON o.store_code = x.store_code AND o.original_transaction_id = x.lineage_id"
         let tables: [(name: String, event: String?, also: String?)] = [
             ("payments", "x.recorded_position", nil),
             ("lineages", "x.first_position", nil),
-            ("auto_renew_changes", "x.position", "ledger.lineages o USING (store_code, original_transaction_id)"),
-            ("billing_states", "x.position", "ledger.lineages o USING (store_code, original_transaction_id)"),
+            ("auto_renew_changes", "x.position", lineage),
+            ("billing_states", "x.position", lineage),
             ("restores", "x.position", nil),
             ("notifications", "coalesce(x.released_position, x.position)", nil),
             ("account_links", "x.position", nil),
             ("payment_aliases", "x.position", "ledger.payments o USING (payment_seq)"),
-            ("entitled_spans", nil, lineage),
-            ("lineage_states", nil, lineage),
+            ("entitled_spans", nil, spansLineage),
+            ("lineage_states", nil, spansLineage),
         ]
         let sql = tables.map { t in
             let differs = [t.event.map { _ in "x.user_id IS DISTINCT FROM e.user_id" },

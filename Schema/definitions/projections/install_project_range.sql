@@ -180,7 +180,8 @@ BEGIN
 
         -- A release moves the parked notification to its user, as ledger.release_parked moves
         -- its stream: the row is deleted under '' and inserted under the release's owner (a
-        -- distributed row does not change its key). Releases are rare.
+        -- distributed row does not change its key), a row at a time as products are below.
+        -- Releases are rare.
         IF 'NotificationReleased' = ANY(types) THEN
         FOR released IN
             DELETE FROM notifications n USING ledger.events e
