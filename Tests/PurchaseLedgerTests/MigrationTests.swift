@@ -157,6 +157,53 @@ struct MigrationTests {
         }
     }
 
+    /// Appends run the new projection statements against the live tables until the rebuild's
+    /// swap. So new definitions that write what the live tables cannot take, with no migration
+    /// changing them, are refused: every gap is named, and nothing changes. Once a migration has
+    /// changed the live tables, the same definitions are applied and the projections rebuilt.
+    @Test func newProjectionDefinitionsTheLiveTablesCannotTakeAreRefusedByName() async throws {
+        try await TestDatabase.with { db in
+            try db.withConnection { c throws in
+                _ = try c.ingest(Array(DemoGenerator(seed: 3, users: 5)))
+                // The tables of a release before: a column this build writes is missing, one has
+                // another type, and one this build no longer writes is required.
+                try c.executeScript(unsafeSQL: """
+                    ALTER TABLE ledger.billing_states DROP COLUMN user_id;
+                    ALTER TABLE ledger.restores ALTER COLUMN item_count TYPE bigint;
+                    ALTER TABLE ledger.payments ADD COLUMN legacy text NOT NULL DEFAULT '';
+                    ALTER TABLE ledger.payments ALTER COLUMN legacy DROP DEFAULT;
+                    ALTER TABLE ledger.payments ADD COLUMN retired text NOT NULL DEFAULT '';
+                    UPDATE ledger.schema_definitions SET checksum = 'the release before'
+                     WHERE path = 'projections/install_project_range.sql';
+                    """)
+                let gaps = [
+                    "ledger.billing_states has no column user_id (text)",
+                    "ledger.payments.legacy is NOT NULL without a default, and the new definitions do not write it",
+                    "ledger.restores.item_count is bigint, not integer",
+                ]
+                #expect(throws: MigrationError.projectionShape(gaps)) { try Migrator().migrate(c) }
+                #expect("\(MigrationError.projectionShape(gaps))".contains("nothing was changed: " + gaps.joined(separator: "; ")))
+                #expect(try c.query("""
+                    SELECT checksum FROM ledger.schema_definitions WHERE path = 'projections/install_project_range.sql'
+                    """)[0].decode("checksum", as: String.self) == "the release before")
+                #expect(try c.count("SELECT count(*) FROM pg_namespace WHERE nspname = 'ledger_shape'") == 0)
+
+                // The migration the release should have had.
+                try c.executeScript(unsafeSQL: """
+                    ALTER TABLE ledger.billing_states ADD COLUMN user_id text;
+                    UPDATE ledger.billing_states b SET user_id = e.user_id FROM ledger.events e WHERE e.position = b.position;
+                    ALTER TABLE ledger.restores ALTER COLUMN item_count TYPE integer;
+                    ALTER TABLE ledger.payments DROP COLUMN legacy;
+                    """)
+                let events = try c.count("SELECT count(*) FROM ledger.events")
+                #expect(try Migrator().migrate(c) == ["definitions (\(Definition.all.count) files)",
+                                                       "rebuilt the projections (\(events) events)"])
+                #expect(try c.count("SELECT count(*) FROM information_schema.columns WHERE table_schema = 'ledger' AND column_name = 'retired'") == 0)
+                #expect(try ProjectionVerifier(connection: c).verify().isEqual)
+            }
+        }
+    }
+
     @Test func rolesForOperatorsExistAndCannotLogIn() async throws {
         try await TestDatabase.with { db in
             try db.withConnection { c throws in

@@ -12,6 +12,10 @@ import Postgres
 ///    cluster and has not placed yet (docs/scale-out.md);
 /// 4. when the projections' definitions changed under live projection tables, a rebuild of the
 ///    projections from the log (shadow tables, replay, swap), never an `ALTER` of their rows.
+///    Appends run the new definitions against the live tables from the commit of steps 1 to 3
+///    until the swap, so a column they write is added to the live tables by a versioned
+///    migration (step 1). Before committing, the migrator checks that it was, and refuses
+///    otherwise (`MigrationError.projectionShape`).
 ///
 /// Steps 1 to 3 run in one transaction: a failure leaves the database as it was. A database
 /// made by the first releases (migrations `0001_event_log.sql` … `0009`, which defined functions
@@ -58,7 +62,8 @@ public struct Migrator: Sendable {
                 .decode("live", as: Bool.self)
             var applied = try appliedChecksums(tx)
             var recorded = try recordedDefinitions(tx)
-            if try LegacyMigrations.adopt(tx, applied: applied) {
+            let adopting = try LegacyMigrations.adopt(tx, applied: applied)
+            if adopting {
                 progress("adopting a database of the first releases")
                 done.append("adopted a database of the first releases")
                 applied = try appliedChecksums(tx)
@@ -90,6 +95,8 @@ public struct Migrator: Sendable {
                 // New projection definitions over existing tables: those tables are rebuilt.
                 let projections = { (map: [String: String]) in map.filter { $0.key.hasPrefix("projections/") } }
                 rebuild = liveProjections && projections(current) != projections(recorded)
+                // The first releases' tables predate the rule: their appends wait for the rebuild.
+                if rebuild && !adopting { try refuseLiveTablesTheNewDefinitionsCannotWrite(tx) }
             }
             let placed = try tx.query("""
                 SELECT array_to_string(ledger.distribute(), ', ') AS placed
@@ -131,6 +138,49 @@ public struct Migrator: Sendable {
         }
     }
 
+    /// The scratch schema where the new definitions' projection tables are made, to be compared.
+    static let shapeSchema = "ledger_shape"
+
+    /// Appends between this transaction's commit and the rebuild's swap write the live tables
+    /// with the new definitions' statements. So the live tables must have every column the new
+    /// tables have, of the same type, and no `NOT NULL` column without a default that the new
+    /// tables lack (their inserts would leave it null). The new tables are made in a scratch
+    /// schema of this transaction (`ledger.install_projections`) and compared column by
+    /// column; every gap is named, and the whole migration is refused.
+    private func refuseLiveTablesTheNewDefinitionsCannotWrite(_ tx: Connection) throws {
+        try tx.execute("DROP SCHEMA IF EXISTS \(identifier: Self.shapeSchema) CASCADE")
+        try tx.query("SELECT ledger.install_projections(\(Self.shapeSchema))")
+        let gaps = try tx.query("""
+            WITH columns AS (
+                SELECT n.nspname AS schema_name, c.relname AS table_name, a.attname AS column_name,
+                       format_type(a.atttypid, a.atttypmod) AS type, a.attnotnull AND NOT a.atthasdef AS required
+                  FROM pg_class c
+                  JOIN pg_namespace n ON n.oid = c.relnamespace
+                  JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+                 WHERE n.nspname IN ('ledger', \(Self.shapeSchema)) AND c.relkind IN ('r', 'p')),
+            new AS (SELECT * FROM columns WHERE schema_name = \(Self.shapeSchema)),
+            live AS (SELECT * FROM columns
+                      WHERE schema_name = 'ledger' AND table_name IN (SELECT table_name FROM new))
+            SELECT gap FROM (
+                SELECT new.table_name, new.column_name,
+                       CASE WHEN live.type IS NULL
+                            THEN format('ledger.%I has no column %I (%s)', new.table_name, new.column_name, new.type)
+                            ELSE format('ledger.%I.%I is %s, not %s', new.table_name, new.column_name, live.type, new.type)
+                       END AS gap
+                  FROM new LEFT JOIN live USING (table_name, column_name)
+                 WHERE live.type IS DISTINCT FROM new.type
+                UNION ALL
+                SELECT live.table_name, live.column_name,
+                       format('ledger.%I.%I is NOT NULL without a default, and the new definitions do not write it',
+                              live.table_name, live.column_name)
+                  FROM live LEFT JOIN new USING (table_name, column_name)
+                 WHERE live.required AND new.column_name IS NULL) AS g
+             ORDER BY table_name, column_name
+            """).map { try $0.decode("gap", as: String.self) }
+        try tx.execute("DROP SCHEMA \(identifier: Self.shapeSchema) CASCADE")
+        if !gaps.isEmpty { throw MigrationError.projectionShape(gaps) }
+    }
+
     /// The migrations the database has, by version.
     public func appliedChecksums(_ connection: Connection) throws -> [Int: (name: String, checksum: String)] {
         let rows = try connection.query("SELECT version, name, checksum FROM ledger.schema_migrations")
@@ -161,6 +211,9 @@ public enum MigrationError: Error, CustomStringConvertible, Equatable {
     case definitionFailed(String, String)
     /// Adopting a database of the first releases would drop an object someone else made on ours.
     case adoptionBlocked(String)
+    /// New projection definitions write what the live projection tables cannot take before the
+    /// rebuild replaces them (each gap named): a versioned migration must add it first.
+    case projectionShape([String])
 
     public var description: String {
         switch self {
@@ -172,6 +225,10 @@ public enum MigrationError: Error, CustomStringConvertible, Equatable {
             "Schema/definitions/\(path) failed, nothing was changed: \(error)"
         case .adoptionBlocked(let detail):
             "cannot adopt this database of the first releases, nothing was changed: \(detail)"
+        case .projectionShape(let gaps):
+            "the new projection definitions write what the live projection tables cannot take before the rebuild "
+                + "replaces them, nothing was changed: \(gaps.joined(separator: "; ")); "
+                + "a versioned migration (Schema/migrations/) must change the live tables first"
         }
     }
 }
