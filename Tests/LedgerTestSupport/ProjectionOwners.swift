@@ -55,3 +55,52 @@ extension Connection {
         })
     }
 }
+
+/// How many keys a key registry holds, and how many disagree with the projection rows that
+/// carry the same keys: a registry row without such a row, or with another owner or claiming
+/// event, and such a row without its registry row.
+public struct RegistryAgreement: Equatable, Sendable, CustomStringConvertible {
+    public let keys: Int
+    public let disagreeing: Int
+
+    public init(keys: Int, disagreeing: Int) {
+        self.keys = keys
+        self.disagreeing = disagreeing
+    }
+
+    public var description: String { "\(keys) keys, \(disagreeing) disagreeing" }
+}
+
+extension Connection {
+    /// Every key registry of the live schema, by name, against the rows that carry its keys:
+    /// each payment and alias for `payment_keys`, each payment's store transaction for
+    /// `transaction_keys`, each lineage for `lineage_keys`, each notification (under its owner
+    /// now) for `notification_keys`.
+    public func keyRegistryAgreement() throws -> [String: RegistryAgreement] {
+        let registries: [(name: String, registry: String, carriers: String)] = [
+            ("payment_keys", "SELECT payment_seq, user_id, position FROM ledger.payment_keys",
+             """
+             SELECT payment_seq, user_id, recorded_position FROM ledger.payments
+             UNION ALL SELECT alias_seq, user_id, position FROM ledger.payment_aliases
+             """),
+            ("transaction_keys", "SELECT store_code, transaction_id, user_id, position FROM ledger.transaction_keys",
+             "SELECT store_code, transaction_id, user_id, recorded_position FROM ledger.payments"),
+            ("lineage_keys", "SELECT store_code, lineage_id, user_id, position FROM ledger.lineage_keys",
+             "SELECT store_code, original_transaction_id, user_id, first_position FROM ledger.lineages"),
+            ("notification_keys", "SELECT store_code, notification_id, user_id, position FROM ledger.notification_keys",
+             "SELECT store_code, notification_id, user_id, position FROM ledger.notifications"),
+        ]
+        let sql = registries.map { r in
+            """
+            SELECT '\(r.name)' AS name, (SELECT count(*) FROM (\(r.registry)) k) AS keys,
+                   (SELECT count(*) FROM (((\(r.registry)) EXCEPT ALL (\(r.carriers)))
+                                          UNION ALL ((\(r.carriers)) EXCEPT ALL (\(r.registry)))) d) AS disagreeing
+            """
+        }.joined(separator: "\nUNION ALL\n")
+        let rows = try query(SQL(unsafeSQL: sql))
+        return Dictionary(uniqueKeysWithValues: try rows.map {
+            (try $0.decode("name", as: String.self),
+             RegistryAgreement(keys: try $0.decode("keys", as: Int.self), disagreeing: try $0.decode("disagreeing", as: Int.self)))
+        })
+    }
+}

@@ -72,6 +72,10 @@ struct EventOwnerTests {
                 let owners = try c.projectionOwnership()
                 #expect(owners.values.allSatisfy { $0.strangers == 0 }, "\(owners)")
                 #expect(owners["auto_renew_changes"]?.rows == 1 && owners["account_links"]?.rows == 1, "\(owners)")
+                // The notifications' keys moved to the user with them.
+                let registries = try c.keyRegistryAgreement()
+                #expect(registries["notification_keys"] == RegistryAgreement(keys: 3, disagreeing: 0), "\(registries)")
+                #expect(try c.count("SELECT count(*) FROM ledger.notification_keys WHERE user_id = 'u-o'") == 3)
                 #expect(try ProjectionVerifier(connection: c).verify().isEqual, "a replay moves them as the appends did")
             }
             // The user's history: the released notifications (found through their releases) and
@@ -109,6 +113,21 @@ struct EventOwnerTests {
                 // A row handed to another user is counted.
                 try c.execute("UPDATE ledger.auto_renew_changes SET user_id = 'u-else' WHERE position = (SELECT min(position) FROM ledger.auto_renew_changes)")
                 #expect(try c.projectionOwnership()["auto_renew_changes"]?.strangers == 1)
+                // Every key unique across users is in its registry, under the owner of the rows
+                // that carry it; a key handed to another user, or lost, is counted.
+                let registries = try c.keyRegistryAgreement()
+                #expect(registries.count == 4 && registries.values.allSatisfy { $0.disagreeing == 0 }, "\(registries)")
+                for registry in ["payment_keys", "transaction_keys", "lineage_keys"] {
+                    #expect((registries[registry]?.keys ?? 0) > 0, "the demo claimed no key in \(registry)")
+                }
+                #expect(try c.count("SELECT count(*) FROM ledger.payments") + c.count("SELECT count(*) FROM ledger.payment_aliases")
+                        == registries["payment_keys"]?.keys)
+                try c.executeScript(unsafeSQL: """
+                    UPDATE ledger.payment_keys SET user_id = 'u-else' WHERE payment_seq = (SELECT min(payment_seq) FROM ledger.payment_keys);
+                    DELETE FROM ledger.lineage_keys WHERE lineage_id = (SELECT min(lineage_id) FROM ledger.lineage_keys);
+                    """)
+                let tampered = try c.keyRegistryAgreement()
+                #expect(tampered["payment_keys"]?.disagreeing == 2 && tampered["lineage_keys"]?.disagreeing == 1, "\(tampered)")
             }
         }
     }
@@ -143,22 +162,32 @@ struct EventOwnerTests {
                     ALTER TABLE ledger.payment_aliases DROP COLUMN user_id;
                     ALTER TABLE ledger.entitled_spans DROP COLUMN user_id;
                     ALTER TABLE ledger.lineage_states DROP COLUMN user_id;
-                    DELETE FROM ledger.schema_migrations WHERE name = '0012_projection_row_owners.sql';
+                    DROP TABLE ledger.payment_keys, ledger.transaction_keys, ledger.lineage_keys, ledger.notification_keys;
+                    DELETE FROM ledger.schema_migrations
+                     WHERE name IN ('0012_projection_row_owners.sql', '0013_key_registries.sql');
                     UPDATE ledger.schema_definitions SET checksum = 'the release before'
                      WHERE path = 'projections/install_project_range.sql';
                     """)
                 var between: [CommandOutcome] = []
                 var betweenOwners: [String: ProjectionOwnership] = [:]
+                var betweenRegistries: [String: RegistryAgreement] = [:]
                 let done = try Migrator().migrate(c) { line in
                     guard line == "rebuilding the projections" else { return }
                     // The migration's transaction has committed; the rebuild has not begun.
                     try? db.withConnection { w throws in
                         between = try w.ingest([later], stores: mint.stores)
                         betweenOwners = try w.projectionOwnership()
+                        betweenRegistries = try w.keyRegistryAgreement()
                     }
                 }
-                #expect(done.contains("0012_projection_row_owners.sql") && done.last?.hasPrefix("rebuilt the projections") == true,
-                        "\(done)")
+                #expect(done.contains("0012_projection_row_owners.sql") && done.contains("0013_key_registries.sql")
+                        && done.last?.hasPrefix("rebuilt the projections") == true, "\(done)")
+                // The registries were filled in the migration's transaction, and the append between
+                // claimed its notification's key in them.
+                #expect(betweenRegistries.count == 4 && betweenRegistries.values.allSatisfy { $0.disagreeing == 0 },
+                        "\(betweenRegistries)")
+                #expect(betweenRegistries["notification_keys"]?.keys == 3 && betweenRegistries["lineage_keys"]?.keys == 1,
+                        "\(betweenRegistries)")
                 #expect(between.map(\.status) == [.recorded], "\(between)")
                 #expect(betweenOwners["notifications"] == ProjectionOwnership(rows: 3, strangers: 0), "\(betweenOwners)")
                 #expect(betweenOwners["auto_renew_changes"] == ProjectionOwnership(rows: 2, strangers: 0), "\(betweenOwners)")
@@ -169,6 +198,7 @@ struct EventOwnerTests {
                 let owners = try c.projectionOwnership()
                 #expect(owners.values.allSatisfy { $0.strangers == 0 } && owners["auto_renew_changes"]?.rows == 2, "\(owners)")
                 #expect(try c.count("SELECT count(*) FROM ledger.notifications WHERE user_id = 'u-q'") == 3)
+                #expect(try c.keyRegistryAgreement().values.allSatisfy { $0.disagreeing == 0 })
             }
         }
     }

@@ -199,9 +199,15 @@ struct SetEngineTests {
                     .decode("p", as: String.self)
                 #expect(positions == "{1,2,3}")
                 try c.execute("BEGIN")
-                try c.execute("DELETE FROM ledger.payments WHERE payment_seq = 'P-2'")
+                // P-2's rows and its keys, as if its event were not projected yet.
+                try c.executeScript(unsafeSQL: """
+                    DELETE FROM ledger.payments WHERE payment_seq = 'P-2';
+                    DELETE FROM ledger.payment_keys WHERE payment_seq = 'P-2';
+                    DELETE FROM ledger.transaction_keys WHERE transaction_id = 'T-P-2';
+                    """)
                 try c.execute("SELECT ledger.project_positions(ARRAY[2]::bigint[])")
                 #expect(try c.count("SELECT count(*) FROM ledger.payments") == 3)
+                #expect(try c.count("SELECT count(*) FROM ledger.payment_keys") == 3)
                 try c.execute("ROLLBACK")
             }
         }

@@ -18,13 +18,15 @@ struct VerifyTests {
                     DELETE FROM ledger.payments WHERE payment_seq = 'P-2';
                     INSERT INTO ledger.auto_renew_changes VALUES ('GG', 'T-X', now(), false, 999, 'u1');
                     UPDATE ledger.lineages SET user_id = 'u9';
+                    UPDATE ledger.payment_keys SET user_id = 'u9' WHERE payment_seq = 'P-1';
                     """)
                 let report = try ProjectionVerifier(connection: c).verify()
                 #expect(!report.isEqual)
                 #expect(report.differingRows == ["payments": 2, "lineages": 1, "auto_renew_changes": 1, "restores": 0,
                                                  "billing_states": 0, "notifications": 0, "products": 0,
                                                  "account_links": 0, "payment_aliases": 0, "entitled_spans": 0,
-                                                 "lineage_states": 0])
+                                                 "lineage_states": 0, "payment_keys": 1, "transaction_keys": 0,
+                                                 "lineage_keys": 0, "notification_keys": 0])
                 let byRow = Dictionary(grouping: report.differences, by: \.rowDescription)
                 // 0.990 is a number equal to 0.99, but not the price as recorded.
                 #expect(byRow["user u1, payment P-1"]?.map { [$0.column, $0.live, $0.replayed] } == [["price", "0.990", "0.99"]])

@@ -58,7 +58,7 @@ BEGIN
         billing_state       text,
         grace_expires_at    timestamptz,
         user_id             text NOT NULL,  -- the lineage's user
-        PRIMARY KEY (store_code, lineage_id, valid_from)
+        PRIMARY KEY (store_code, lineage_id, valid_from, user_id)
     );
     GRANT SELECT ON lineage_states TO ledger_reader, ledger_writer;
 

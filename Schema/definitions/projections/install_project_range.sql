@@ -91,7 +91,10 @@ BEGIN
               FROM ledger.events e WHERE e.position = ANY (p_positions);
         END IF;
 
+        -- A payment claims its paymentSeq and its store transaction in their registries, in
+        -- the statement that inserts it; a subscription's first payment its lineage.
         IF types && ARRAY['PurchaseRecorded', 'RenewalRecorded'] THEN
+        WITH recorded AS (
         INSERT INTO payments (
             payment_seq, user_id, store_code, product_id, product_type, price, currency,
             transaction_id, original_transaction_id, lineage_id, purchase_time, expiry_time,
@@ -108,10 +111,17 @@ BEGIN
                e.position, e.recorded_at
           FROM ledger.events e, LATERAL (SELECT e.data AS d) x
          WHERE e.position = ANY (p_positions)
-           AND e.type IN ('PurchaseRecorded', 'RenewalRecorded');
+           AND e.type IN ('PurchaseRecorded', 'RenewalRecorded')
+        RETURNING payment_seq, user_id, store_code, transaction_id, recorded_position),
+        transactions AS (
+            INSERT INTO transaction_keys (store_code, transaction_id, user_id, position)
+            SELECT store_code, transaction_id, user_id, recorded_position FROM recorded)
+        INSERT INTO payment_keys (payment_seq, user_id, position)
+        SELECT payment_seq, user_id, recorded_position FROM recorded;
         GET DIAGNOSTICS applied = ROW_COUNT;
 
         IF subscriptions THEN
+            WITH new_lineages AS (
             INSERT INTO lineages (store_code, original_transaction_id, user_id, product_id,
                                   product_type, first_position)
             SELECT DISTINCT ON (store, lineage) store, lineage, d->>'userId', d->>'productId',
@@ -123,7 +133,10 @@ BEGIN
                AND e.type IN ('PurchaseRecorded', 'RenewalRecorded')
                AND d->>'productType' <> 'CONSUMABLE'
              ORDER BY store, lineage, e.position
-            ON CONFLICT DO NOTHING;
+            ON CONFLICT DO NOTHING
+            RETURNING store_code, original_transaction_id, user_id, first_position)
+            INSERT INTO lineage_keys (store_code, lineage_id, user_id, position)
+            SELECT store_code, original_transaction_id, user_id, first_position FROM new_lineages;
         END IF;
         END IF;
 
@@ -167,6 +180,7 @@ BEGIN
         END IF;
 
         IF 'NotificationReceived' = ANY(types) THEN
+        WITH received AS (
         INSERT INTO notifications (store_code, notification_id, notification_type, effect, effective_at,
                                    position, outcome, parked, lineage_key, transaction_key,
                                    account_key, token_key, user_id)
@@ -175,7 +189,10 @@ BEGIN
                coalesce(d->>'transactionId', d->>'orderId'), d->>'appAccountToken',
                decode(d->>'purchaseTokenSha256', 'hex'), e.user_id
           FROM ledger.events e, LATERAL (SELECT e.data AS d) x
-         WHERE e.position = ANY (p_positions) AND e.type = 'NotificationReceived';
+         WHERE e.position = ANY (p_positions) AND e.type = 'NotificationReceived'
+        RETURNING store_code, notification_id, user_id, position)
+        INSERT INTO notification_keys (store_code, notification_id, user_id, position)
+        SELECT store_code, notification_id, user_id, position FROM received;
         END IF;
 
         -- A release moves the parked notification to its user, as ledger.release_parked moves
@@ -197,6 +214,8 @@ BEGIN
                     released.effective_at, released.position, released.outcome, false, released.release_position,
                     released.lineage_key, released.transaction_key, released.account_key, released.token_key,
                     released.owner);
+            UPDATE notification_keys SET user_id = released.owner
+             WHERE store_code = released.store_code AND notification_id = released.notification_id;
         END LOOP;
         END IF;
 
@@ -261,10 +280,14 @@ BEGIN
         END IF;
 
         IF 'PaymentLinked' = ANY(types) THEN
+        WITH aliases AS (
         INSERT INTO payment_aliases (alias_seq, payment_seq, position, user_id)
         SELECT e.data->>'alias', e.data->>'paymentSeq', e.position, e.user_id
           FROM ledger.events e
-         WHERE e.position = ANY (p_positions) AND e.type = 'PaymentLinked' AND e.data->>'alias' IS NOT NULL;
+         WHERE e.position = ANY (p_positions) AND e.type = 'PaymentLinked' AND e.data->>'alias' IS NOT NULL
+        RETURNING alias_seq, user_id, position)
+        INSERT INTO payment_keys (payment_seq, user_id, position)
+        SELECT alias_seq, user_id, position FROM aliases;
         UPDATE payments p SET linked_token_sha256 = decode(e.data->>'purchaseTokenSha256', 'hex')
           FROM ledger.events e
          WHERE e.position = ANY (p_positions) AND e.type = 'PaymentLinked'

@@ -18,8 +18,11 @@
 -- statement of project_positions joins a row to its event by the owner as well as by its key
 -- (docs/scale-out.md): a lineage's auto-renew and billing changes are its user's, and so are
 -- its entitled spans and states, which the commit derives from its rows (ledger.settle_spans).
--- The keys do not include the owner yet: the queries find lineages, payments and notifications
--- by keys that are unique across users.
+-- Every key of a user-owned table includes its owner, last: a table distributed by user_id needs
+-- it in every unique key, and the key's own columns first still serve the lookups by a key
+-- alone (a consume by its paymentSeq, a notification by its id). That a key names one thing of
+-- one user across all users is the key registries' to keep (payment_keys … notification_keys,
+-- below), each keyed by the key alone and claimed in the event's transaction.
 CREATE OR REPLACE FUNCTION ledger.install_projections(target text)
 RETURNS void
 LANGUAGE plpgsql
@@ -38,7 +41,7 @@ BEGIN
     -- (ledger.field_invalid, in ledger.apply_payments), not by a CHECK here: the server re-reads a CHECK's
     -- catalog text for every row it inserts.
     CREATE TABLE payments (
-        payment_seq             text PRIMARY KEY,
+        payment_seq             text NOT NULL,
         user_id                 text NOT NULL,
         store_code              text NOT NULL,
         product_id              text NOT NULL,
@@ -68,7 +71,8 @@ BEGIN
         refund_reversed_at      timestamptz,
         extended_expiry_time    timestamptz,
         extended_at             timestamptz,
-        CONSTRAINT payments_store_transaction_key UNIQUE (store_code, transaction_id)
+        PRIMARY KEY (payment_seq, user_id),
+        CONSTRAINT payments_store_transaction_key UNIQUE (store_code, transaction_id, user_id)
     );
     CREATE INDEX payments_unconsumed_idx ON payments (user_id, purchase_time, payment_seq)
         WHERE consumed_at IS NULL AND refunded_at IS NULL AND product_type <> 'AUTO_RENEWABLE';
@@ -92,7 +96,7 @@ BEGIN
         product_id              text NOT NULL,
         product_type            text NOT NULL,
         first_position          bigint NOT NULL,
-        PRIMARY KEY (store_code, original_transaction_id)
+        PRIMARY KEY (store_code, original_transaction_id, user_id)
     );
     -- A user's lineages with what subscriptions_at returns of them: an index-only scan, in
     -- the order the library asks for (store, then originalTransactionId), so no sort.
@@ -107,7 +111,7 @@ BEGIN
         auto_renewing           boolean NOT NULL,
         position                bigint NOT NULL,
         user_id                 text NOT NULL,  -- its event's owner (the lineage's user)
-        PRIMARY KEY (store_code, original_transaction_id, position)
+        PRIMARY KEY (store_code, original_transaction_id, position, user_id)
     );
     -- A lineage's latest change at an instant: one backward index-only step.
     CREATE INDEX auto_renew_changes_at_idx ON auto_renew_changes
@@ -140,19 +144,20 @@ BEGIN
         billing_end_so_far  timestamptz,
         next_start          timestamptz,
         user_id             text NOT NULL,  -- the lineage's user
-        PRIMARY KEY (store_code, lineage_id, with_sandbox, n)
+        PRIMARY KEY (store_code, lineage_id, with_sandbox, n, user_id)
     );
     CREATE INDEX entitled_spans_window_idx ON entitled_spans (with_sandbox, ends_so_far)
         INCLUDE (starts_at, next_start, store_code, product_id, interval_start);
 
     -- Each restore a user asked for, with the payments it recorded.
     CREATE TABLE restores (
-        position     bigint PRIMARY KEY,
+        position     bigint NOT NULL,
         user_id      text NOT NULL,
         store_code   text NOT NULL,
         restored_at  timestamptz NOT NULL,
         recorded     text[] NOT NULL,
-        item_count   integer NOT NULL
+        item_count   integer NOT NULL,
+        PRIMARY KEY (position, user_id)
     );
     CREATE INDEX restores_user_idx ON restores (user_id, store_code, restored_at);
 
@@ -170,7 +175,7 @@ BEGIN
         grace_expires_at        timestamptz,
         position                bigint NOT NULL,
         user_id                 text NOT NULL,  -- its event's owner (the lineage's user)
-        PRIMARY KEY (store_code, original_transaction_id, position)
+        PRIMARY KEY (store_code, original_transaction_id, position, user_id)
     );
     -- A lineage's billing state at an instant: one backward index-only step.
     CREATE INDEX billing_states_at_idx ON billing_states
@@ -185,7 +190,7 @@ BEGIN
         notification_type text NOT NULL,
         effect            text NOT NULL,
         effective_at      timestamptz NOT NULL,
-        position          bigint NOT NULL UNIQUE,
+        position          bigint NOT NULL,
         outcome           text NOT NULL,        -- applied | ignored | parked
         parked            boolean NOT NULL,
         released_position bigint,
@@ -194,7 +199,8 @@ BEGIN
         account_key       text,
         token_key         bytea,
         user_id           text NOT NULL,
-        PRIMARY KEY (store_code, notification_id)
+        PRIMARY KEY (store_code, notification_id, user_id),
+        UNIQUE (position, user_id)
     );
     CREATE INDEX notifications_parked_idx ON notifications (store_code, effective_at, position) WHERE parked;
 
@@ -220,15 +226,53 @@ BEGIN
 
     -- Other paymentSeqs that name a payment first learned from a notification.
     CREATE TABLE payment_aliases (
-        alias_seq   text PRIMARY KEY,
+        alias_seq   text NOT NULL,
         payment_seq text NOT NULL,
         position    bigint NOT NULL,
-        user_id     text NOT NULL   -- the payment's user
+        user_id     text NOT NULL,  -- the payment's user
+        PRIMARY KEY (alias_seq, user_id)
+    );
+
+    -- The key registries: who owns each key that is unique across users, one row per key.
+    -- Each is written in the transaction of the event that claims its key, by the statement
+    -- that projects it, and rebuilt with the rest. Their primary keys are the global keys the
+    -- ledger promises (a paymentSeq, a store transaction, a subscription lineage, a store
+    -- notification id names one thing of one user): a second owner's claim of a key fails its
+    -- event's transaction. On a Citus cluster each registry is distributed by its key, and the
+    -- tables above by their owner (docs/scale-out.md). An alias names a payment too, so it is in
+    -- the payments' registry. Account tokens have none: account_links is keyed by the token
+    -- alone, and is itself the registry of who owns one.
+    CREATE TABLE payment_keys (
+        payment_seq text PRIMARY KEY,
+        user_id     text NOT NULL,
+        position    bigint NOT NULL     -- the event that claimed it
+    );
+    CREATE TABLE transaction_keys (
+        store_code     text NOT NULL,
+        transaction_id text NOT NULL,
+        user_id        text NOT NULL,
+        position       bigint NOT NULL,
+        PRIMARY KEY (store_code, transaction_id)
+    );
+    CREATE TABLE lineage_keys (
+        store_code text NOT NULL,
+        lineage_id text NOT NULL,
+        user_id    text NOT NULL,
+        position   bigint NOT NULL,
+        PRIMARY KEY (store_code, lineage_id)
+    );
+    -- A notification's owner is '' until it is released to a user (as its row's).
+    CREATE TABLE notification_keys (
+        store_code      text NOT NULL,
+        notification_id text NOT NULL,
+        user_id         text NOT NULL,
+        position        bigint NOT NULL,
+        PRIMARY KEY (store_code, notification_id)
     );
 
     GRANT SELECT ON payments, lineages, auto_renew_changes, restores, billing_states,
                     notifications, products, account_links, payment_aliases,
-                    entitled_spans
+                    entitled_spans, payment_keys, transaction_keys, lineage_keys, notification_keys
                  TO ledger_reader, ledger_writer;
     PERFORM ledger.install_project_range(target);
 END

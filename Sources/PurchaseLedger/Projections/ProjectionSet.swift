@@ -40,17 +40,25 @@ public enum ProjectionSet: String, CaseIterable, Sendable {
                 ProjectionTable(name: "entitled_spans", key: ["store_code", "lineage_id", "with_sandbox", "n"]),
                 // Each lineage's state from each change point on, for subscriptions_at.
                 ProjectionTable(name: "lineage_states", key: ["store_code", "lineage_id", "valid_from"]),
+                // The key registries: who owns each key unique across users.
+                ProjectionTable(name: "payment_keys", key: ["payment_seq"]),
+                ProjectionTable(name: "transaction_keys", key: ["store_code", "transaction_id"]),
+                ProjectionTable(name: "lineage_keys", key: ["store_code", "lineage_id"]),
+                // A release moves its notification's key to the user, found by the key.
+                ProjectionTable(name: "notification_keys", key: ["store_code", "notification_id"], keyUsedByReplay: true),
             ]
         }
     }
 }
 
 /// One projection table: its name (the same in the live schema and in a shadow schema) and
-/// the columns of its primary key, by which a verify matches live and replayed rows.
+/// the columns by which a verify matches live and replayed rows: its key unique across users,
+/// which the primary key of a user-owned table extends with the owner (so that a row handed to
+/// another user shows as a changed `user_id`, not as one row missing and one extra).
 public struct ProjectionTable: Sendable, Hashable {
     /// The table name, such as `payments`.
     public let name: String
-    /// The primary key's columns, in order.
+    /// The key's columns, in order.
     public let key: [String]
     /// Whether project_range relies on the table's primary key (ON CONFLICT, or a lookup by the
     /// key): a replay then keeps it while it loads; otherwise it builds it after the load. A
