@@ -8,7 +8,10 @@
 -- effect: payment | learnedPayment | ask | consumptionRequest | autoRenewOff | autoRenewOn | inGracePeriod | billingRetry | onHold | paused |
 --   billingEnded | refund | refundReversed | revoke | revokeLatest | extend | ignored.
 
--- The user a notification belongs to, or null when the ledger does not know yet.
+-- The user a notification belongs to, or null when the ledger does not know yet: the owner of a
+-- key it names, asked of the key's registry (transaction_keys, lineage_keys; account_links is
+-- keyed by the account token alone), so that on a cluster each question goes to the one node
+-- that holds the key. A Google purchase token has no registry yet: its payments are read.
 CREATE OR REPLACE FUNCTION ledger.notification_owner(n jsonb) RETURNS text
 LANGUAGE plpgsql STABLE AS $$
 DECLARE
@@ -21,7 +24,7 @@ BEGIN
         -- A voided purchase is about one order (§5.3): it belongs to the order's user, and
         -- waits (parked) until that order is recorded, even when its token is known.
         IF n->>'orderId' IS NOT NULL THEN
-            SELECT user_id INTO v_user FROM ledger.payments
+            SELECT user_id INTO v_user FROM ledger.transaction_keys
              WHERE store_code = 'GG' AND transaction_id = n->>'orderId';
             RETURN v_user;
         END IF;
@@ -39,13 +42,13 @@ BEGIN
     -- Apple's CONSUMPTION_REQUEST is answered from the payment's own facts (§6.4): it waits
     -- until the ledger holds that transaction.
     IF n->>'effect' = 'consumptionRequest' THEN
-        SELECT user_id INTO v_user FROM ledger.payments WHERE store_code = 'AS' AND transaction_id = n->>'transactionId';
+        SELECT user_id INTO v_user FROM ledger.transaction_keys WHERE store_code = 'AS' AND transaction_id = n->>'transactionId';
         RETURN v_user;
     END IF;
-    SELECT user_id INTO v_user FROM ledger.lineages
-     WHERE store_code = 'AS' AND original_transaction_id = n->>'originalTransactionId';
+    SELECT user_id INTO v_user FROM ledger.lineage_keys
+     WHERE store_code = 'AS' AND lineage_id = n->>'originalTransactionId';
     IF v_user IS NULL THEN
-        SELECT user_id INTO v_user FROM ledger.payments WHERE store_code = 'AS' AND transaction_id = n->>'transactionId';
+        SELECT user_id INTO v_user FROM ledger.transaction_keys WHERE store_code = 'AS' AND transaction_id = n->>'transactionId';
     END IF;
     IF v_user IS NULL THEN
         SELECT user_id INTO v_user FROM ledger.account_links

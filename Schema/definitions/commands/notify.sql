@@ -27,7 +27,8 @@ BEGIN
     -- Its keys, all at once in the one order (ledger.notification_lock_keys: the id; for an
     -- effect, what parking and releasing it hold).
     PERFORM ledger.lock_keys(ledger.notification_lock_keys(n));
-    IF EXISTS (SELECT FROM ledger.notifications WHERE store_code = v_store AND notification_id = v_id) THEN
+    -- Known already: its id is in the notifications' key registry, whoever owns it now.
+    IF EXISTS (SELECT FROM ledger.notification_keys WHERE store_code = v_store AND notification_id = v_id) THEN
         RETURN ROW('duplicate', NULL, NULL, NULL, NULL, NULL, NULL)::ledger.command_result;
     END IF;
     IF n->>'effect' = 'ignored' THEN
