@@ -1,6 +1,6 @@
 -- The key registries (ledger.install_projections): who owns each key that is unique across
--- users, a paymentSeq or an alias, a store transaction, a subscription lineage, a store
--- notification id. Live projections get them here, filled from the tables that hold those keys
+-- users, a paymentSeq or an alias, a store transaction, a subscription lineage, a Google
+-- purchase token, a store notification id. Live projections get them here, filled from the tables that hold those keys
 -- today, in the migration's transaction: the definitions applied next claim keys in them at
 -- once, and appends must not fail on the live tables until the rebuild that follows replaces
 -- them with tables replayed from the log (ledger migrate checks the shapes agree). A database
@@ -47,6 +47,16 @@ BEGIN
     INSERT INTO ledger.lineage_keys (store_code, lineage_id, user_id, position)
     SELECT store_code, original_transaction_id, user_id, first_position FROM ledger.lineages;
 
+    CREATE TABLE ledger.token_keys (
+        token_sha256 bytea PRIMARY KEY,
+        user_id      text NOT NULL,
+        position     bigint NOT NULL
+    );
+    INSERT INTO ledger.token_keys (token_sha256, user_id, position)
+    SELECT DISTINCT ON (token_sha256) token_sha256, user_id, recorded_position FROM ledger.payments
+     WHERE store_code = 'GG' AND token_sha256 IS NOT NULL
+     ORDER BY token_sha256, recorded_position;
+
     CREATE TABLE ledger.notification_keys (
         store_code      text NOT NULL,
         notification_id text NOT NULL,
@@ -58,7 +68,7 @@ BEGIN
     SELECT store_code, notification_id, user_id, position FROM ledger.notifications;
 
     GRANT SELECT ON ledger.payment_keys, ledger.transaction_keys, ledger.lineage_keys,
-                    ledger.notification_keys
+                    ledger.token_keys, ledger.notification_keys
                  TO ledger_reader, ledger_writer;
 END
 $registries$;

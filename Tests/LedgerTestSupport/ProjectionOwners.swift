@@ -74,8 +74,9 @@ public struct RegistryAgreement: Equatable, Sendable, CustomStringConvertible {
 extension Connection {
     /// Every key registry of the live schema, by name, against the rows that carry its keys:
     /// each payment and alias for `payment_keys`, each payment's store transaction for
-    /// `transaction_keys`, each lineage for `lineage_keys`, each notification (under its owner
-    /// now) for `notification_keys`.
+    /// `transaction_keys`, each lineage for `lineage_keys`, the first Google payment of each
+    /// purchase token for `token_keys`, each notification (under its owner now) for
+    /// `notification_keys`.
     public func keyRegistryAgreement() throws -> [String: RegistryAgreement] {
         let registries: [(name: String, registry: String, carriers: String)] = [
             ("payment_keys", "SELECT payment_seq, user_id, position FROM ledger.payment_keys",
@@ -87,6 +88,11 @@ extension Connection {
              "SELECT store_code, transaction_id, user_id, recorded_position FROM ledger.payments"),
             ("lineage_keys", "SELECT store_code, lineage_id, user_id, position FROM ledger.lineage_keys",
              "SELECT store_code, original_transaction_id, user_id, first_position FROM ledger.lineages"),
+            ("token_keys", "SELECT token_sha256, user_id, position FROM ledger.token_keys",
+             """
+             SELECT DISTINCT ON (token_sha256) token_sha256, user_id, recorded_position FROM ledger.payments
+              WHERE store_code = 'GG' AND token_sha256 IS NOT NULL ORDER BY token_sha256, recorded_position
+             """),
             ("notification_keys", "SELECT store_code, notification_id, user_id, position FROM ledger.notification_keys",
              "SELECT store_code, notification_id, user_id, position FROM ledger.notifications"),
         ]

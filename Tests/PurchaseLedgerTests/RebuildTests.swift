@@ -22,7 +22,7 @@ struct RebuildTests {
                                                   "billing_states": 0, "notifications": 0, "products": 0,
                                                   "account_links": 0, "payment_aliases": 0, "entitled_spans": 0,
                                                   "lineage_states": 0, "payment_keys": 0, "transaction_keys": 0,
-                                                  "lineage_keys": 0, "notification_keys": 0])
+                                                  "lineage_keys": 0, "token_keys": 0, "notification_keys": 0])
                 let difference = try #require(corrupt.differences.first)
                 #expect(corrupt.differences.count == 1)
                 #expect(difference.table == "payments" && difference.kind == .changed && difference.column == "consumed_at")

@@ -26,7 +26,7 @@ struct VerifyTests {
                                                  "billing_states": 0, "notifications": 0, "products": 0,
                                                  "account_links": 0, "payment_aliases": 0, "entitled_spans": 0,
                                                  "lineage_states": 0, "payment_keys": 1, "transaction_keys": 0,
-                                                 "lineage_keys": 0, "notification_keys": 0])
+                                                 "lineage_keys": 0, "token_keys": 0, "notification_keys": 0])
                 let byRow = Dictionary(grouping: report.differences, by: \.rowDescription)
                 // 0.990 is a number equal to 0.99, but not the price as recorded.
                 #expect(byRow["user u1, payment P-1"]?.map { [$0.column, $0.live, $0.replayed] } == [["price", "0.990", "0.99"]])

@@ -9,9 +9,9 @@
 --   billingEnded | refund | refundReversed | revoke | revokeLatest | extend | ignored.
 
 -- The user a notification belongs to, or null when the ledger does not know yet: the owner of a
--- key it names, asked of the key's registry (transaction_keys, lineage_keys; account_links is
--- keyed by the account token alone), so that on a cluster each question goes to the one node
--- that holds the key. A Google purchase token has no registry yet: its payments are read.
+-- key it names, asked of the key's registry (transaction_keys, lineage_keys, token_keys;
+-- account_links is keyed by the account token alone), so that on a cluster each question goes
+-- to the one node that holds the key.
 CREATE OR REPLACE FUNCTION ledger.notification_owner(n jsonb) RETURNS text
 LANGUAGE plpgsql STABLE AS $$
 DECLARE
@@ -28,9 +28,8 @@ BEGIN
              WHERE store_code = 'GG' AND transaction_id = n->>'orderId';
             RETURN v_user;
         END IF;
-        SELECT user_id INTO v_user FROM ledger.payments
-         WHERE store_code = 'GG' AND token_sha256 = decode(n->>'purchaseTokenSha256', 'hex')
-         ORDER BY purchase_time DESC LIMIT 1;
+        SELECT user_id INTO v_user FROM ledger.token_keys
+         WHERE token_sha256 = decode(n->>'purchaseTokenSha256', 'hex');
         -- A payment the Play Developer API described (§6.3): its obfuscatedExternalAccountId,
         -- linked to a user by an `accountLink` line.
         IF v_user IS NULL AND n->>'appAccountToken' IS NOT NULL THEN

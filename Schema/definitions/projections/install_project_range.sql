@@ -92,7 +92,8 @@ BEGIN
         END IF;
 
         -- A payment claims its paymentSeq and its store transaction in their registries, in
-        -- the statement that inserts it; a subscription's first payment its lineage.
+        -- the statement that inserts it, and a Google payment its purchase token (the first
+        -- payment that has it); a subscription's first payment its lineage.
         IF types && ARRAY['PurchaseRecorded', 'RenewalRecorded'] THEN
         WITH recorded AS (
         INSERT INTO payments (
@@ -112,10 +113,16 @@ BEGIN
           FROM ledger.events e, LATERAL (SELECT e.data AS d) x
          WHERE e.position = ANY (p_positions)
            AND e.type IN ('PurchaseRecorded', 'RenewalRecorded')
-        RETURNING payment_seq, user_id, store_code, transaction_id, recorded_position),
+        RETURNING payment_seq, user_id, store_code, transaction_id, recorded_position, token_sha256),
         transactions AS (
             INSERT INTO transaction_keys (store_code, transaction_id, user_id, position)
-            SELECT store_code, transaction_id, user_id, recorded_position FROM recorded)
+            SELECT store_code, transaction_id, user_id, recorded_position FROM recorded),
+        tokens AS (
+            INSERT INTO token_keys (token_sha256, user_id, position)
+            SELECT DISTINCT ON (token_sha256) token_sha256, user_id, recorded_position FROM recorded
+             WHERE store_code = 'GG' AND token_sha256 IS NOT NULL
+             ORDER BY token_sha256, recorded_position
+            ON CONFLICT DO NOTHING)
         INSERT INTO payment_keys (payment_seq, user_id, position)
         SELECT payment_seq, user_id, recorded_position FROM recorded;
         GET DIAGNOSTICS applied = ROW_COUNT;

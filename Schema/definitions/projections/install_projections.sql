@@ -261,6 +261,14 @@ BEGIN
         position   bigint NOT NULL,
         PRIMARY KEY (store_code, lineage_id)
     );
+    -- A Google payment's own purchase token (its digest), claimed by the first payment that has
+    -- it: a subscription's renewals share their token. Google names a purchase or a subscription
+    -- by it, and its notifications find their user by it.
+    CREATE TABLE token_keys (
+        token_sha256 bytea PRIMARY KEY,
+        user_id      text NOT NULL,
+        position     bigint NOT NULL
+    );
     -- A notification's owner is '' until it is released to a user (as its row's).
     CREATE TABLE notification_keys (
         store_code      text NOT NULL,
@@ -272,7 +280,7 @@ BEGIN
 
     GRANT SELECT ON payments, lineages, auto_renew_changes, restores, billing_states,
                     notifications, products, account_links, payment_aliases,
-                    entitled_spans, payment_keys, transaction_keys, lineage_keys, notification_keys
+                    entitled_spans, payment_keys, transaction_keys, lineage_keys, token_keys, notification_keys
                  TO ledger_reader, ledger_writer;
     PERFORM ledger.install_project_range(target);
 END

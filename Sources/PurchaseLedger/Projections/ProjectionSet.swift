@@ -44,6 +44,8 @@ public enum ProjectionSet: String, CaseIterable, Sendable {
                 ProjectionTable(name: "payment_keys", key: ["payment_seq"]),
                 ProjectionTable(name: "transaction_keys", key: ["store_code", "transaction_id"]),
                 ProjectionTable(name: "lineage_keys", key: ["store_code", "lineage_id"]),
+                // A renewal's token is claimed already: ON CONFLICT DO NOTHING needs the key.
+                ProjectionTable(name: "token_keys", key: ["token_sha256"], keyUsedByReplay: true),
                 // A release moves its notification's key to the user, found by the key.
                 ProjectionTable(name: "notification_keys", key: ["store_code", "notification_id"], keyUsedByReplay: true),
             ]
