@@ -237,11 +237,12 @@ BEGIN
     -- Each is written in the transaction of the event that claims its key, by the statement
     -- that projects it, and rebuilt with the rest. Their primary keys are the global keys the
     -- ledger promises (a paymentSeq, a store transaction, a subscription lineage, a store
-    -- notification id names one thing of one user): a second owner's claim of a key fails its
-    -- event's transaction. On a Citus cluster each registry is distributed by its key, and the
-    -- tables above by their owner (docs/scale-out.md). An alias names a payment too, so it is in
-    -- the payments' registry. Account tokens have none: account_links is keyed by the token
-    -- alone, and is itself the registry of who owns one.
+    -- notification id names one thing of one user): a second owner's claim of such a key fails
+    -- its event's transaction. A Google purchase token is no such promise: its registry keeps
+    -- the first owner (token_keys, below). On a Citus cluster each registry is distributed by
+    -- its key, and the tables above by their owner (docs/scale-out.md). An alias names a payment
+    -- too, so it is in the payments' registry. Account tokens have none: account_links is keyed
+    -- by the token alone, and is itself the registry of who owns one.
     CREATE TABLE payment_keys (
         payment_seq text PRIMARY KEY,
         user_id     text NOT NULL,
