@@ -4,9 +4,9 @@ import Postgres
 import PurchaseLedger
 import Testing
 
-/// The key registries hold what the projection tables' keys no longer do once those keys include
-/// the owner: that a paymentSeq, a store transaction or a subscription lineage names one thing
-/// of one user. The commands decide conflicts before they append (`PAYMENT_CONFLICT`,
+/// The key registries keep what the projection tables' keys, which include the owner, cannot:
+/// that a paymentSeq, a store transaction or a subscription lineage names one thing of one
+/// user. The commands decide conflicts before they append (`PAYMENT_CONFLICT`,
 /// `USER_INVALID`), so these events are made by hand, past those decisions, on a stream of
 /// their own (a stream is one owner's: the append itself refuses another owner's).
 @Suite("Key registries")
