@@ -64,4 +64,43 @@ struct KeyRegistryTests {
             }
         }
     }
+
+    /// The commands ask a key's registry for its owner and read the key's rows among that
+    /// owner's alone: the registry is the one answer to whose a key is, as it must be on a
+    /// cluster, where the rows live on their owner's node. So a registry row handed to another
+    /// owner by hand hides the key's rows from every command that reads by that key (a consume
+    /// alone and in a set, a refund, a cancel), and handing it back shows them again.
+    @Test func theCommandsReadAKeysRowsAmongTheOwnerItsRegistryNames() async throws {
+        try await TestDatabase.with { db in
+            try db.withConnection { c throws in
+                for seq in ["P-1", "P-2"] {
+                    #expect(try c.run(.record(Fixture.consumable(seq), kind: .purchase)).status == .recorded)
+                }
+                #expect(try c.run(.record(Fixture.subscription("S-1", original: "T-S-1", from: "2026-01-01T00:00:00Z",
+                                                               to: "2026-02-01T00:00:00Z"), kind: .purchase)).status == .recorded)
+                func hand(to owner: String) throws {
+                    try c.execute("UPDATE ledger.payment_keys SET user_id = \(owner) WHERE payment_seq = 'P-1'")
+                    try c.execute("UPDATE ledger.lineage_keys SET user_id = \(owner) WHERE lineage_id = 'T-S-1'")
+                }
+                let consume = { (seq: String) in
+                    LedgerCommand.consume(paymentSeq: seq, userId: "u1", purchaseToken: "tok-\(seq)", time: nil)
+                }
+                try hand(to: "u9")
+                #expect(try c.run(consume("P-1")).error?.code == .notFound)
+                let set = try c.executeBatch([consume("P-1"), consume("P-2")])
+                #expect(set.map(\.status) == [.rejected, .consumed] && set[0].error?.code == .notFound, "\(set)")
+                #expect(try c.run(.refund(paymentSeq: "P-1", time: nil, reason: nil)).error?.code == .notFound)
+                #expect(try c.run(.cancel(storeCode: .appStore, originalTransactionId: "T-S-1", time: nil)).error?.code
+                        == .notFound)
+                #expect(try c.count("SELECT count(*) FROM ledger.events") == 4)
+
+                try hand(to: "u1")
+                #expect(try c.run(consume("P-1")).status == .consumed)
+                #expect(try c.run(.refund(paymentSeq: "P-2", time: nil, reason: nil)).status == .recorded)
+                #expect(try c.run(.cancel(storeCode: .appStore, originalTransactionId: "T-S-1", time: nil)).status
+                        == .recorded)
+                #expect(try c.keyRegistryAgreement().values.allSatisfy { $0.disagreeing == 0 })
+            }
+        }
+    }
 }

@@ -21,7 +21,7 @@ BEGIN
     SELECT p.payment_seq, p.user_id, p.token_sha256, p.linked_token_sha256, p.product_type, p.consumed_at, p.refunded_at
       INTO f_seq, f_user, f_token, f_linked, f_type, f_consumed_at, f_refunded_at
       FROM ledger.payment_resolved(p_name) AS r
-      JOIN ledger.payments p ON p.payment_seq = r.payment_seq
+      JOIN ledger.payments p ON p.payment_seq = r.payment_seq AND p.user_id = r.user_id
        FOR UPDATE OF p;
     SELECT x.* INTO o
       FROM ledger.consume_outcome(p_name, p_user, p_token, p_at,

@@ -6,8 +6,9 @@
 -- store notification), at p_times[i]. Returns one result per item, in input order. Each
 -- item is atomic on its own: a refused item writes nothing and the others apply.
 --
--- How: each item's name is resolved to its payment (the payment of that name, else the one the
--- name is an alias of), and the payments' rows are locked at once, in payment_seq order, so
+-- How: each item's name is resolved to its payment and its owner (the name's owner asked of the
+-- payments' registry; among that owner's rows, the payment of that name, else the one the name
+-- is an alias of), and the payments' rows are locked at once, in payment_seq order, so
 -- concurrent consumes of one payment queue (the first wins) and two sets never wait for each
 -- other in a cycle. Then rounds: round r holds each payment's r-th item in input order, so two
 -- items naming one payment, under one name or two, behave as if run one after the other, and
@@ -23,6 +24,7 @@ LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan SET enable_seqscan = o
 DECLARE
     v_count     integer := coalesce(cardinality(p_seqs), 0);
     v_payments  text[];      -- each item's payment (null: none by that name)
+    v_owners    text[];      -- and its owner
     v_rounds    integer[];   -- each item's round: 1 + the earlier items of its payment
     v_ords      integer[] := '{}';                      -- the items decided so far, by round
     v_outcomes  ledger.command_result[] := '{}';        -- and their outcomes
@@ -40,12 +42,12 @@ BEGIN
         RETURN NEXT ledger.apply_consume(p_seqs[1], p_users[1], p_tokens[1], p_times[1]);
         RETURN;
     END IF;
-    -- The payment each item names (ledger.payment_resolved).
-    v_payments := ARRAY(
-        SELECT r.payment_seq
-          FROM unnest(p_seqs) WITH ORDINALITY AS i(seq, n) CROSS JOIN LATERAL ledger.payment_resolved(i.seq) AS r
-         ORDER BY n);
-    PERFORM FROM ledger.payments WHERE payment_seq = ANY (v_payments) ORDER BY payment_seq FOR UPDATE;
+    -- The payment each item names, and its owner (ledger.payment_resolved).
+    SELECT array_agg(r.payment_seq ORDER BY n), array_agg(r.user_id ORDER BY n) INTO v_payments, v_owners
+      FROM unnest(p_seqs) WITH ORDINALITY AS i(seq, n) CROSS JOIN LATERAL ledger.payment_resolved(i.seq) AS r;
+    PERFORM FROM unnest(v_payments, v_owners) AS k(seq, owner)
+              JOIN ledger.payments p ON p.payment_seq = k.seq AND p.user_id = k.owner
+             ORDER BY p.payment_seq FOR UPDATE OF p;
     v_rounds := ARRAY(
         SELECT CASE WHEN seq IS NULL THEN 1 ELSE row_number() OVER (PARTITION BY seq ORDER BY n) END
           FROM unnest(v_payments) WITH ORDINALITY AS i(seq, n) ORDER BY n);
@@ -55,9 +57,9 @@ BEGIN
         -- stands now (locked, and changed by the earlier rounds' consumes).
         WITH decided AS (
             SELECT i.n, i.at, x.outcome, x.stream, x.data
-              FROM unnest(p_seqs, p_users, p_tokens, p_times, v_payments, v_rounds) WITH ORDINALITY
-                   AS i(name, usr, token, at, payment, round, n)
-              LEFT JOIN ledger.payments p ON p.payment_seq = i.payment
+              FROM unnest(p_seqs, p_users, p_tokens, p_times, v_payments, v_owners, v_rounds) WITH ORDINALITY
+                   AS i(name, usr, token, at, payment, owner, round, n)
+              LEFT JOIN ledger.payments p ON p.payment_seq = i.payment AND p.user_id = i.owner
              CROSS JOIN LATERAL ledger.consume_outcome(i.name, i.usr, i.token, i.at,
                         p.payment_seq, p.user_id, p.token_sha256, p.linked_token_sha256, p.product_type,
                         p.consumed_at, p.refunded_at) AS x

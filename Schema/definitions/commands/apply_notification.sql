@@ -1,4 +1,6 @@
--- Applies a notification whose owner is known. Writes nothing when it refuses.
+-- Applies a notification whose owner is known. Writes nothing when it refuses. Each payment or
+-- lineage it is about is found by its key's owner, asked of the key's registry
+-- (transaction_keys, token_keys, lineage_keys), among that owner's rows.
 CREATE OR REPLACE FUNCTION ledger.apply_notification(n jsonb, p_owner text)
 RETURNS ledger.command_result
 LANGUAGE plpgsql AS $$
@@ -8,6 +10,7 @@ DECLARE
     v_at       timestamptz := (n->>'effectiveAt')::timestamptz;
     v_lineage  text := n->>'originalTransactionId';
     v_seq      text;
+    v_holder   text;       -- the owner of the payment v_seq
     v_recorded boolean := false;
     v_type     text;
     d          jsonb;
@@ -20,10 +23,16 @@ BEGIN
     -- The payment the notification is about; an App Store transaction not yet in the ledger is
     -- recorded first (the store signed it: it is a payment).
     IF v_store = 'AS' THEN
-        SELECT payment_seq INTO v_seq FROM ledger.payments WHERE store_code = 'AS' AND transaction_id = n->>'transactionId';
+        SELECT p.payment_seq, p.user_id INTO v_seq, v_holder
+          FROM ledger.transaction_keys k
+          JOIN ledger.payments p ON p.store_code = k.store_code AND p.transaction_id = k.transaction_id AND p.user_id = k.user_id
+         WHERE k.store_code = 'AS' AND k.transaction_id = n->>'transactionId';
         IF v_seq IS NULL AND n ? 'payment' THEN
             v_type := CASE WHEN n->>'storeProductType' = 'consumable' THEN 'CONSUMABLE' ELSE coalesce(
-                (SELECT product_type FROM ledger.lineages WHERE store_code = 'AS' AND original_transaction_id = v_lineage),
+                (SELECT l.product_type FROM ledger.lineage_keys k
+                   JOIN ledger.lineages l
+                     ON l.store_code = k.store_code AND l.original_transaction_id = k.lineage_id AND l.user_id = k.user_id
+                  WHERE k.store_code = 'AS' AND k.lineage_id = v_lineage),
                 (SELECT product_type FROM ledger.products WHERE store_code = 'AS' AND product_id = n->'payment'->>'productId'),
                 'AUTO_RENEWABLE') END;
             d := n->'payment' || jsonb_build_object('userId', p_owner, 'productType', v_type,
@@ -35,22 +44,27 @@ BEGIN
                 RETURN r;
             END IF;
             v_seq := r.payment_seq;
+            v_holder := p_owner;
             v_recorded := r.status = 'recorded';
         END IF;
     ELSIF v_effect = 'learnedPayment' THEN
         -- A payment the Play Developer API described (docs/contract.md §6.3). One the ledger holds
         -- already, whichever channel brought it first, is a duplicate: the first record stands.
         d := n->'payment';
-        SELECT payment_seq INTO v_seq FROM ledger.payments WHERE store_code = 'GG' AND transaction_id = d->>'transactionId';
+        SELECT p.payment_seq INTO v_seq
+          FROM ledger.transaction_keys k
+          JOIN ledger.payments p ON p.store_code = k.store_code AND p.transaction_id = k.transaction_id AND p.user_id = k.user_id
+         WHERE k.store_code = 'GG' AND k.transaction_id = d->>'transactionId';
         IF v_seq IS NOT NULL THEN
             RETURN ROW('duplicate', NULL, NULL, v_seq, NULL, NULL, NULL)::ledger.command_result;
         END IF;
         -- The lineage holding the token, with its type and latest price; else a new lineage
         -- named by the order id without its renewal suffix (n->>'originalTransactionId').
-        SELECT lineage_id, product_type, price, currency INTO v_lineage, v_type, v_price, v_currency
-          FROM ledger.payments
-         WHERE store_code = 'GG' AND token_sha256 = decode(n->>'purchaseTokenSha256', 'hex') AND lineage_id IS NOT NULL
-         ORDER BY purchase_time DESC, payment_seq DESC LIMIT 1;
+        SELECT p.lineage_id, p.product_type, p.price, p.currency INTO v_lineage, v_type, v_price, v_currency
+          FROM ledger.token_keys k
+          JOIN ledger.payments p ON p.user_id = k.user_id AND p.token_sha256 = k.token_sha256
+         WHERE k.token_sha256 = decode(n->>'purchaseTokenSha256', 'hex') AND p.store_code = 'GG' AND p.lineage_id IS NOT NULL
+         ORDER BY p.purchase_time DESC, p.payment_seq DESC LIMIT 1;
         IF n->>'storeProductType' = 'consumable' THEN
             v_type := 'CONSUMABLE';
             SELECT price, currency INTO v_price, v_currency FROM ledger.products
@@ -79,17 +93,21 @@ BEGIN
     ELSIF n->>'orderId' IS NOT NULL THEN
         -- Google's voided purchase: the payment (GG, orderId) and no other (notification_owner
         -- parks it until that order is recorded).
-        SELECT payment_seq, lineage_id INTO v_seq, v_lineage FROM ledger.payments
-         WHERE store_code = 'GG' AND transaction_id = n->>'orderId';
+        SELECT p.payment_seq, p.lineage_id, p.user_id INTO v_seq, v_lineage, v_holder
+          FROM ledger.transaction_keys k
+          JOIN ledger.payments p ON p.store_code = k.store_code AND p.transaction_id = k.transaction_id AND p.user_id = k.user_id
+         WHERE k.store_code = 'GG' AND k.transaction_id = n->>'orderId';
     ELSE
         -- A subscription notification: the lineage whose payment holds its token; REVOKED
         -- refunds that lineage's latest payment, whichever token it holds.
-        SELECT payment_seq, lineage_id INTO v_seq, v_lineage FROM ledger.payments
-         WHERE store_code = 'GG' AND token_sha256 = decode(n->>'purchaseTokenSha256', 'hex')
-         ORDER BY purchase_time DESC, payment_seq DESC LIMIT 1;
+        SELECT p.payment_seq, p.lineage_id, p.user_id INTO v_seq, v_lineage, v_holder
+          FROM ledger.token_keys k
+          JOIN ledger.payments p ON p.user_id = k.user_id AND p.token_sha256 = k.token_sha256
+         WHERE k.token_sha256 = decode(n->>'purchaseTokenSha256', 'hex') AND p.store_code = 'GG'
+         ORDER BY p.purchase_time DESC, p.payment_seq DESC LIMIT 1;
         IF v_effect = 'revokeLatest' AND v_lineage IS NOT NULL THEN
             SELECT payment_seq INTO v_seq FROM ledger.payments
-             WHERE store_code = 'GG' AND lineage_id = v_lineage
+             WHERE store_code = 'GG' AND lineage_id = v_lineage AND user_id = v_holder
              ORDER BY purchase_time DESC, payment_seq DESC LIMIT 1;
         END IF;
     END IF;
@@ -114,7 +132,8 @@ BEGIN
                            coalesce(n->>'reason', CASE v_effect WHEN 'refund' THEN 'refund' ELSE 'revoked' END));
         RETURN r;
     ELSIF v_effect = 'refundReversed' THEN
-        IF v_seq IS NULL OR NOT EXISTS (SELECT FROM ledger.payments WHERE payment_seq = v_seq AND refunded_at IS NOT NULL) THEN
+        IF v_seq IS NULL OR NOT EXISTS (SELECT FROM ledger.payments
+                                         WHERE payment_seq = v_seq AND user_id = v_holder AND refunded_at IS NOT NULL) THEN
             RETURN ROW('duplicate', NULL, NULL, v_seq, NULL, NULL, NULL)::ledger.command_result;
         END IF;
         v_pos := ledger.append('payment:' || v_seq, 'RefundReversed',
@@ -133,7 +152,11 @@ BEGIN
     END IF;
 
     -- The rest changes the lineage.
-    IF v_lineage IS NULL OR NOT EXISTS (SELECT FROM ledger.lineages WHERE store_code = v_store AND original_transaction_id = v_lineage) THEN
+    IF v_lineage IS NULL OR NOT EXISTS (SELECT FROM ledger.lineage_keys k
+                                          JOIN ledger.lineages l
+                                            ON l.store_code = k.store_code AND l.original_transaction_id = k.lineage_id
+                                           AND l.user_id = k.user_id
+                                         WHERE k.store_code = v_store AND k.lineage_id = v_lineage) THEN
         RETURN ledger.rejected('NOT_FOUND', format('no subscription %s on store %s', coalesce(v_lineage, '(none)'), v_store));
     END IF;
     IF v_effect IN ('autoRenewOff', 'autoRenewOn') THEN

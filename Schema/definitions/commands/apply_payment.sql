@@ -20,10 +20,13 @@ BEGIN
       FROM ledger.payment_refused_field(p_kind, d, p_from_store, ledger.payment_rules()) AS f
       LEFT JOIN LATERAL ledger.payment_found(d->>'paymentSeq', d->>'storeCode', d->>'transactionId') AS p
              ON f.field IS NULL
-      -- A lineage matters only to a payment not recorded yet.
-      LEFT JOIN ledger.lineages l
+      -- A lineage matters only to a payment not recorded yet; it is read among its owner's
+      -- rows, the owner asked of its registry.
+      LEFT JOIN ledger.lineage_keys lk
              ON f.field IS NULL AND p.payment_seq IS NULL
-            AND l.store_code = d->>'storeCode' AND l.original_transaction_id = v_lineage
+            AND lk.store_code = d->>'storeCode' AND lk.lineage_id = v_lineage
+      LEFT JOIN ledger.lineages l
+             ON l.store_code = lk.store_code AND l.original_transaction_id = lk.lineage_id AND l.user_id = lk.user_id
      CROSS JOIN LATERAL ledger.payment_outcome(
                 p_kind, d, p_from_store, f.field,
                 p.payment_seq IS NOT NULL, p.payment_seq, p.user_id, p.product_id, p.price, p.token_sha256,
@@ -41,7 +44,7 @@ BEGIN
             PERFORM ledger.add_job(p_job - 'secret', p_job->>'secret', v_pos);
         END IF;
         -- A new payment releases the parked notifications that were waiting for it.
-        IF EXISTS (SELECT FROM ledger.notifications WHERE parked) THEN
+        IF EXISTS (SELECT FROM ledger.notifications WHERE user_id = '' AND parked) THEN
             PERFORM ledger.release_parked_by_payment(o.data);
         END IF;
     END IF;

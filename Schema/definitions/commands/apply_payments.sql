@@ -59,7 +59,7 @@ BEGIN
     PERFORM ledger.lock_keys(ARRAY(SELECT unnest(ledger.payment_lock_keys(item->'data')) FROM unnest(v_items) AS item));
     -- Whether a notification is parked: none can be parked while this runs (releases only
     -- apply them), so without one now the rounds below need not look again.
-    v_parked := EXISTS (SELECT FROM ledger.notifications WHERE parked);
+    v_parked := EXISTS (SELECT FROM ledger.notifications WHERE user_id = '' AND parked);
     WHILE cardinality(v_pending) > 0 LOOP
         -- The round: each pending item that comes first, among the pending ones, with each of
         -- its keys (an item without any key, which its check refuses, goes at once). Items of
@@ -108,8 +108,11 @@ BEGIN
               FROM checked c
               LEFT JOIN LATERAL ledger.payment_found(c.seq, c.store, c.txid) AS p ON c.field IS NULL
               LEFT JOIN LATERAL (
-                    SELECT user_id, product_id, product_type FROM ledger.lineages
-                     WHERE store_code = c.store AND original_transaction_id = c.lineage) l ON c.field IS NULL
+                    SELECT l.user_id, l.product_id, l.product_type
+                      FROM ledger.lineage_keys k
+                      JOIN ledger.lineages l
+                        ON l.store_code = k.store_code AND l.original_transaction_id = k.lineage_id AND l.user_id = k.user_id
+                     WHERE k.store_code = c.store AND k.lineage_id = c.lineage) l ON c.field IS NULL
         ), first_of_lineage AS MATERIALIZED (
             -- A lineage not recorded yet is defined by the round's first item of it that will
             -- be recorded (no broken field, no payment of its name or transaction), as it would
@@ -164,7 +167,7 @@ BEGIN
         END IF;
 
         -- A new payment releases the parked notifications that were waiting for it.
-        IF v_parked AND EXISTS (SELECT FROM ledger.notifications WHERE parked) THEN
+        IF v_parked AND EXISTS (SELECT FROM ledger.notifications WHERE user_id = '' AND parked) THEN
             FOR w IN
                 SELECT d FROM unnest(a_types, a_data) WITH ORDINALITY AS a(type, d, n)
                  WHERE type <> 'PaymentLinked' ORDER BY n

@@ -13,17 +13,21 @@ BEGIN
     k.store_code := p_store_code;
     k.original_transaction_id := p_original_transaction_id;
     PERFORM ledger.lock_keys(ledger.command_lock_keys(k));
-    SELECT user_id INTO l FROM ledger.lineages
-     WHERE store_code = p_store_code AND original_transaction_id = p_original_transaction_id;
+    -- The lineage's owner, asked of its registry; the rest is read among that owner's rows.
+    SELECT ln.user_id INTO l FROM ledger.lineage_keys lk
+      JOIN ledger.lineages ln
+        ON ln.store_code = lk.store_code AND ln.original_transaction_id = lk.lineage_id AND ln.user_id = lk.user_id
+     WHERE lk.store_code = p_store_code AND lk.lineage_id = p_original_transaction_id;
     IF NOT FOUND THEN
         RETURN ledger.rejected('NOT_FOUND',
             format('no subscription %s on store %s', p_original_transaction_id, p_store_code));
     END IF;
     SELECT max(purchase_time) INTO v_last_paid FROM ledger.payments
-     WHERE store_code = p_store_code AND lineage_id = p_original_transaction_id AND purchase_time <= p_time;
+     WHERE store_code = p_store_code AND lineage_id = p_original_transaction_id AND purchase_time <= p_time
+       AND user_id = l.user_id;
     SELECT changed_at, auto_renewing INTO c FROM ledger.auto_renew_changes
      WHERE store_code = p_store_code AND original_transaction_id = p_original_transaction_id
-       AND changed_at <= p_time
+       AND changed_at <= p_time AND user_id = l.user_id
      ORDER BY changed_at DESC, position DESC LIMIT 1;
     IF FOUND AND NOT c.auto_renewing AND (v_last_paid IS NULL OR c.changed_at >= v_last_paid) THEN
         RETURN ROW('duplicate', NULL, NULL, NULL, NULL, NULL, NULL)::ledger.command_result;

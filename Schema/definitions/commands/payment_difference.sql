@@ -1,8 +1,11 @@
--- The first field in which a payment event differs from the recorded payment, or null.
+-- The first field in which a payment event (d) differs from the recorded payment (p_seq, its
+-- owner p_user, as ledger.payment_found read it), or null.
 -- (Projection tables are only ever named inside string bodies, which resolve names when they
 -- run: a rebuild swaps the tables, and a parsed body would keep pointing at the old ones.
 -- PL/pgSQL plans are dropped when a table they use is, and planned again by name.)
-CREATE OR REPLACE FUNCTION ledger.payment_difference(p_seq text, d jsonb) RETURNS text
+-- An older definition took no owner: dropped.
+DROP FUNCTION IF EXISTS ledger.payment_difference(text, jsonb);
+CREATE OR REPLACE FUNCTION ledger.payment_difference(p_seq text, p_user text, d jsonb) RETURNS text
 LANGUAGE plpgsql STABLE AS $$
 BEGIN
     RETURN (
@@ -22,6 +25,6 @@ BEGIN
             WHEN p.product_seq IS DISTINCT FROM (d->>'productSeq')::bigint THEN 'productSeq'
             WHEN NOT ledger.digest_equal(p.token_sha256, decode(d->>'purchaseTokenSha256', 'hex')) THEN 'purchaseToken'
         END
-        FROM ledger.payments p WHERE p.payment_seq = p_seq);
+        FROM ledger.payments p WHERE p.payment_seq = p_seq AND p.user_id = p_user);
 END
 $$;

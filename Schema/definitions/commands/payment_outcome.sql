@@ -64,17 +64,18 @@ LANGUAGE sql STABLE AS $$
                         format('subscription %s of store %s is %s, not %s', x.lineage, x.store, l_type, x.type), x.seq)
                    ELSE ROW('recorded', NULL, NULL, x.seq, NULL, NULL, NULL)::ledger.command_result
                    END AS outcome,
-                   -- A duplicate of a notification's payment links its token (and its name).
+                   -- A duplicate of a notification's payment links its token (and its name, unless
+                   -- the name is taken: the payments' registry holds every payment's and alias's).
                    p_found AND NOT p_from_store AND p_token IS NULL AND p_field IS NULL
                        AND (p_linked IS NULL OR (x.seq <> p_seq AND NOT EXISTS (
-                               SELECT FROM ledger.payment_aliases a WHERE a.alias_seq = x.seq))) AS links
+                               SELECT FROM ledger.payment_keys k WHERE k.payment_seq = x.seq))) AS links
               FROM (SELECT d->>'paymentSeq' AS seq, d->>'storeCode' AS store, d->>'transactionId' AS txid,
                            d->>'productType' AS type, ledger.payment_lineage_id(d) AS lineage,
                            CASE WHEN p_field IS NULL THEN ledger.payment_event(d, p_from_store) END AS e,
                            CASE WHEN p_field IS NULL THEN decode(d->>'purchaseTokenSha256', 'hex') END AS token,
                            -- Only the payment of its own name, with a token, is compared field by field.
                            CASE WHEN p_field IS NULL AND p_found AND p_seq = d->>'paymentSeq' AND p_token IS NOT NULL
-                                THEN ledger.payment_difference(p_seq, d) END AS difference
+                                THEN ledger.payment_difference(p_seq, p_user, d) END AS difference
                     OFFSET 0) AS x
             OFFSET 0) AS o
 $$;

@@ -1,25 +1,27 @@
 -- Records a refund (App Store refund or revocation, Google Play voided purchase); a refund
--- that was reversed can be refunded again.
+-- that was reversed can be refunded again. The payment is the one its name stands for
+-- (ledger.payment_resolved: its owner asked of the registry), read and locked among its owner's
+-- rows.
+-- An older definition read aliases through ledger.payment_named: dropped.
+DROP FUNCTION IF EXISTS ledger.payment_named(text);
 CREATE OR REPLACE FUNCTION ledger.refund(p_payment_seq text, p_time timestamptz, p_reason text)
 RETURNS ledger.command_result
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off AS $$
 DECLARE
-    v_seq text := p_payment_seq;
     p     record;
     v_pos bigint;
 BEGIN
-    SELECT user_id, refunded_at INTO p FROM ledger.payments WHERE payment_seq = v_seq FOR UPDATE;
-    IF NOT FOUND THEN
-        v_seq := ledger.payment_named(p_payment_seq);
-        SELECT user_id, refunded_at INTO p FROM ledger.payments WHERE payment_seq = v_seq FOR UPDATE;
-    END IF;
+    SELECT pa.payment_seq, pa.user_id, pa.refunded_at INTO p
+      FROM ledger.payment_resolved(p_payment_seq) AS r
+      JOIN ledger.payments pa ON pa.payment_seq = r.payment_seq AND pa.user_id = r.user_id
+       FOR UPDATE OF pa;
     IF NOT FOUND THEN
         RETURN ledger.rejected('NOT_FOUND', format('no payment %s', p_payment_seq), p_payment_seq);
     ELSIF p.refunded_at IS NOT NULL THEN
         RETURN ROW('duplicate', NULL, NULL, p_payment_seq, NULL, NULL, NULL)::ledger.command_result;
     END IF;
-    v_pos := ledger.append('payment:' || v_seq, 'PaymentRefunded',
-                           jsonb_strip_nulls(jsonb_build_object('paymentSeq', v_seq, 'userId', p.user_id,
+    v_pos := ledger.append('payment:' || p.payment_seq, 'PaymentRefunded',
+                           jsonb_strip_nulls(jsonb_build_object('paymentSeq', p.payment_seq, 'userId', p.user_id,
                                                                 'reason', p_reason)), p_time);
     PERFORM ledger.project_positions(ARRAY[v_pos]);
     RETURN ROW('recorded', NULL, NULL, p_payment_seq, NULL, NULL, NULL)::ledger.command_result;

@@ -1,6 +1,7 @@
 -- Applies, in the store's order, the parked notifications that one of the keys names and whose
 -- owner is known now. Each is marked released before it applies, so that a payment it records
--- (which releases in turn) never applies it twice.
+-- (which releases in turn) never applies it twice. A parked notification is the owner of facts
+-- without one's (''), and every read of them names that owner.
 CREATE OR REPLACE FUNCTION ledger.release_parked(p_store text, p_lineage text, p_transaction text, p_account text, p_token bytea)
 RETURNS integer
 LANGUAGE plpgsql AS $$
@@ -16,13 +17,13 @@ DECLARE
 BEGIN
     FOR w IN
         SELECT n.position, n.notification_id, e.data
-          FROM ledger.notifications n JOIN ledger.events e ON e.position = n.position
-         WHERE n.parked AND n.store_code = p_store
+          FROM ledger.notifications n JOIN ledger.events e ON e.user_id = n.user_id AND e.position = n.position
+         WHERE n.user_id = '' AND n.parked AND n.store_code = p_store
            AND (n.lineage_key = p_lineage OR n.transaction_key = p_transaction
                 OR n.account_key = p_account OR n.token_key = p_token)
          ORDER BY n.effective_at, n.position
     LOOP
-        CONTINUE WHEN NOT EXISTS (SELECT FROM ledger.notifications WHERE position = w.position AND parked);
+        CONTINUE WHEN NOT EXISTS (SELECT FROM ledger.notifications WHERE user_id = '' AND position = w.position AND parked);
         v_owner := ledger.notification_owner(w.data);
         CONTINUE WHEN v_owner IS NULL;
         v_stream := 'notification:' || p_store || ':' || w.notification_id;

@@ -6,7 +6,7 @@ CREATE OR REPLACE FUNCTION ledger.release_parked_by_payment(e jsonb)
 RETURNS void
 LANGUAGE plpgsql AS $$
 BEGIN
-    IF EXISTS (SELECT FROM ledger.notifications WHERE parked AND store_code = e->>'storeCode') THEN
+    IF EXISTS (SELECT FROM ledger.notifications WHERE user_id = '' AND parked AND store_code = e->>'storeCode') THEN
         PERFORM ledger.release_parked(e->>'storeCode', ledger.payment_lineage_id(e), e->>'transactionId', NULL,
                                       CASE WHEN e->>'storeCode' = 'GG' THEN decode(e->>'purchaseTokenSha256', 'hex') END);
     END IF;

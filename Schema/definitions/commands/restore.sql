@@ -58,7 +58,7 @@ BEGIN
                ARRAY(SELECT p.payment_seq
                        FROM ledger.lineages l
                        JOIN ledger.payments p
-                         ON p.store_code = l.store_code AND p.lineage_id = l.original_transaction_id
+                         ON p.user_id = l.user_id AND p.store_code = l.store_code AND p.lineage_id = l.original_transaction_id
                       WHERE l.user_id = p_user_id AND l.store_code = p_store_code
                       ORDER BY p.purchase_time, p.payment_seq))::ledger.command_result;
 END
