@@ -73,19 +73,19 @@ public struct RegistryAgreement: Equatable, Sendable, CustomStringConvertible {
 
 extension Connection {
     /// Every key registry of the live schema, by name, against the rows that carry its keys:
-    /// each payment and alias for `payment_keys`, each payment's store transaction for
-    /// `transaction_keys`, each lineage for `lineage_keys`, the first Google payment of each
-    /// purchase token for `token_keys`, each notification (under its owner now) for
-    /// `notification_keys`.
+    /// each payment and alias for `payment_keys` (with the payment each names), each payment's
+    /// store transaction for `transaction_keys` (with the payment), each lineage for
+    /// `lineage_keys`, the first Google payment of each purchase token for `token_keys`, each
+    /// notification (under its owner now) for `notification_keys`.
     public func keyRegistryAgreement() throws -> [String: RegistryAgreement] {
         let registries: [(name: String, registry: String, carriers: String)] = [
-            ("payment_keys", "SELECT payment_seq, user_id, position FROM ledger.payment_keys",
+            ("payment_keys", "SELECT payment_seq, user_id, position, names_seq FROM ledger.payment_keys",
              """
-             SELECT payment_seq, user_id, recorded_position FROM ledger.payments
-             UNION ALL SELECT alias_seq, user_id, position FROM ledger.payment_aliases
+             SELECT payment_seq, user_id, recorded_position, payment_seq FROM ledger.payments
+             UNION ALL SELECT alias_seq, user_id, position, payment_seq FROM ledger.payment_aliases
              """),
-            ("transaction_keys", "SELECT store_code, transaction_id, user_id, position FROM ledger.transaction_keys",
-             "SELECT store_code, transaction_id, user_id, recorded_position FROM ledger.payments"),
+            ("transaction_keys", "SELECT store_code, transaction_id, user_id, position, payment_seq FROM ledger.transaction_keys",
+             "SELECT store_code, transaction_id, user_id, recorded_position, payment_seq FROM ledger.payments"),
             ("lineage_keys", "SELECT store_code, lineage_id, user_id, position FROM ledger.lineage_keys",
              "SELECT store_code, original_transaction_id, user_id, first_position FROM ledger.lineages"),
             ("token_keys", "SELECT token_sha256, user_id, position FROM ledger.token_keys",

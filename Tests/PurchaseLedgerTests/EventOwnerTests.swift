@@ -164,7 +164,7 @@ struct EventOwnerTests {
                     ALTER TABLE ledger.lineage_states DROP COLUMN user_id;
                     DROP TABLE ledger.payment_keys, ledger.transaction_keys, ledger.lineage_keys, ledger.token_keys, ledger.notification_keys;
                     DELETE FROM ledger.schema_migrations
-                     WHERE name IN ('0012_projection_row_owners.sql', '0013_key_registries.sql');
+                     WHERE name IN ('0012_projection_row_owners.sql', '0013_key_registries.sql', '0014_registry_names.sql');
                     UPDATE ledger.schema_definitions SET checksum = 'the release before'
                      WHERE path = 'projections/install_project_range.sql';
                     """)
@@ -181,7 +181,7 @@ struct EventOwnerTests {
                     }
                 }
                 #expect(done.contains("0012_projection_row_owners.sql") && done.contains("0013_key_registries.sql")
-                        && done.last?.hasPrefix("rebuilt the projections") == true, "\(done)")
+                        && done.contains("0014_registry_names.sql") && done.last?.hasPrefix("rebuilt the projections") == true, "\(done)")
                 // The registries were filled in the migration's transaction, and the append between
                 // claimed its notification's key in them.
                 #expect(betweenRegistries.count == 5 && betweenRegistries.values.allSatisfy { $0.disagreeing == 0 },

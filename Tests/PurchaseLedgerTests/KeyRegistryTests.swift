@@ -103,4 +103,36 @@ struct KeyRegistryTests {
             }
         }
     }
+
+    /// A ledger of the release before has registries that do not name the payment of each key:
+    /// `0014_registry_names.sql` adds the columns and fills them from the payments and the
+    /// aliases, in the migration's transaction, and the commands find a payment by an alias
+    /// through them at once.
+    @Test func theRegistriesOfTheReleaseBeforeGetThePaymentOfEachKey() async throws {
+        try await TestDatabase.with { db in
+            try db.withConnection { c throws in
+                #expect(try c.run(.record(Fixture.consumable("P-1"), kind: .purchase)).status == .recorded)
+                // Another name of P-1 (what an SDK line with its own paymentSeq does to a payment
+                // first learned from a store notification), made by hand.
+                try c.execute("""
+                    SELECT ledger.project_positions(ARRAY[ledger.append(
+                               'payment:P-1', 'PaymentLinked', '{"paymentSeq": "P-1", "userId": "u1", "alias": "A-1"}', now())])
+                    """)
+                #expect(try c.count("SELECT count(*) FROM ledger.payment_keys WHERE payment_seq = 'A-1' AND names_seq = 'P-1'") == 1)
+                try c.executeScript(unsafeSQL: """
+                    ALTER TABLE ledger.payment_keys DROP COLUMN names_seq;
+                    ALTER TABLE ledger.transaction_keys DROP COLUMN payment_seq;
+                    DELETE FROM ledger.schema_migrations WHERE name = '0014_registry_names.sql';
+                    """)
+                let done = try Migrator().migrate(c)
+                #expect(done == ["0014_registry_names.sql"], "\(done)")
+                let registries = try c.keyRegistryAgreement()
+                #expect(registries["payment_keys"] == RegistryAgreement(keys: 2, disagreeing: 0), "\(registries)")
+                #expect(registries["transaction_keys"] == RegistryAgreement(keys: 1, disagreeing: 0), "\(registries)")
+                let consumed = try c.run(.consume(paymentSeq: "A-1", userId: "u1", purchaseToken: "tok-P-1", time: nil))
+                #expect(consumed.status == .consumed && consumed.paymentSeq == "A-1", "\(consumed)")
+                #expect(try c.count("SELECT count(*) FROM ledger.payments WHERE payment_seq = 'P-1' AND consumed_at IS NOT NULL") == 1)
+            }
+        }
+    }
 }

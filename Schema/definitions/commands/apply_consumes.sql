@@ -44,7 +44,7 @@ BEGIN
     END IF;
     -- The payment each item names, and its owner (ledger.payment_resolved).
     SELECT array_agg(r.payment_seq ORDER BY n), array_agg(r.user_id ORDER BY n) INTO v_payments, v_owners
-      FROM unnest(p_seqs) WITH ORDINALITY AS i(seq, n) CROSS JOIN LATERAL ledger.payment_resolved(i.seq) AS r;
+      FROM unnest(p_seqs) WITH ORDINALITY AS i(seq, n) LEFT JOIN LATERAL ledger.payment_resolved(i.seq) AS r ON true;
     PERFORM FROM unnest(v_payments, v_owners) AS k(seq, owner)
               JOIN ledger.payments p ON p.payment_seq = k.seq AND p.user_id = k.owner
              ORDER BY p.payment_seq FOR UPDATE OF p;

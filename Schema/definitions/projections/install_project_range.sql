@@ -115,16 +115,16 @@ BEGIN
            AND e.type IN ('PurchaseRecorded', 'RenewalRecorded')
         RETURNING payment_seq, user_id, store_code, transaction_id, recorded_position, token_sha256),
         transactions AS (
-            INSERT INTO transaction_keys (store_code, transaction_id, user_id, position)
-            SELECT store_code, transaction_id, user_id, recorded_position FROM recorded),
+            INSERT INTO transaction_keys (store_code, transaction_id, user_id, position, payment_seq)
+            SELECT store_code, transaction_id, user_id, recorded_position, payment_seq FROM recorded),
         tokens AS (
             INSERT INTO token_keys (token_sha256, user_id, position)
             SELECT DISTINCT ON (token_sha256) token_sha256, user_id, recorded_position FROM recorded
              WHERE store_code = 'GG' AND token_sha256 IS NOT NULL
              ORDER BY token_sha256, recorded_position
             ON CONFLICT DO NOTHING)
-        INSERT INTO payment_keys (payment_seq, user_id, position)
-        SELECT payment_seq, user_id, recorded_position FROM recorded;
+        INSERT INTO payment_keys (payment_seq, user_id, position, names_seq)
+        SELECT payment_seq, user_id, recorded_position, payment_seq FROM recorded;
         GET DIAGNOSTICS applied = ROW_COUNT;
 
         IF subscriptions THEN
@@ -292,9 +292,9 @@ BEGIN
         SELECT e.data->>'alias', e.data->>'paymentSeq', e.position, e.user_id
           FROM ledger.events e
          WHERE e.position = ANY (p_positions) AND e.type = 'PaymentLinked' AND e.data->>'alias' IS NOT NULL
-        RETURNING alias_seq, user_id, position)
-        INSERT INTO payment_keys (payment_seq, user_id, position)
-        SELECT alias_seq, user_id, position FROM aliases;
+        RETURNING alias_seq, payment_seq, user_id, position)
+        INSERT INTO payment_keys (payment_seq, user_id, position, names_seq)
+        SELECT alias_seq, user_id, position, payment_seq FROM aliases;
         UPDATE payments p SET linked_token_sha256 = decode(e.data->>'purchaseTokenSha256', 'hex')
           FROM ledger.events e
          WHERE e.position = ANY (p_positions) AND e.type = 'PaymentLinked'

@@ -243,16 +243,20 @@ BEGIN
     -- its key, and the tables above by their owner (docs/scale-out.md). An alias names a payment
     -- too, so it is in the payments' registry. Account tokens have none: account_links is keyed
     -- by the token alone, and is itself the registry of who owns one.
+    -- A key names a payment, with its owner, so that a command finds the payment's row by the
+    -- registry's one probe and the owner's primary key.
     CREATE TABLE payment_keys (
-        payment_seq text PRIMARY KEY,
+        payment_seq text PRIMARY KEY,   -- a payment's name, or an alias
         user_id     text NOT NULL,
-        position    bigint NOT NULL     -- the event that claimed it
+        position    bigint NOT NULL,    -- the event that claimed it
+        names_seq   text NOT NULL       -- the payment it names: itself, or the one an alias names
     );
     CREATE TABLE transaction_keys (
         store_code     text NOT NULL,
         transaction_id text NOT NULL,
         user_id        text NOT NULL,
         position       bigint NOT NULL,
+        payment_seq    text NOT NULL,   -- the payment that holds it
         PRIMARY KEY (store_code, transaction_id)
     );
     CREATE TABLE lineage_keys (
