@@ -110,3 +110,35 @@ extension Connection {
         })
     }
 }
+
+extension Connection {
+    /// Every stream of the log against the owner of the key its name is made of: a paymentSeq
+    /// (`payment:`), a lineage (`lineage:`), a store notification id (`notification:`), each
+    /// asked of its registry; an account token (`account:`), asked of `account_links`; a
+    /// restore's user (`restore:`, the owner itself); a product (`product:`, no user: `''`).
+    /// A stream whose owner is not its key's (or of a name of another shape) disagrees. When
+    /// none does, the key registries keep the stream names unique across owners as well, which
+    /// the log's keys need once they include the owner.
+    public func streamKeyAgreement() throws -> (streams: Int, disagreeing: Int) {
+        let row = try query("""
+            SELECT count(*) AS streams, count(*) FILTER (WHERE o.key_owner IS DISTINCT FROM s.user_id) AS disagreeing
+              FROM ledger.streams s
+              CROSS JOIN LATERAL (SELECT CASE
+                  WHEN s.stream LIKE 'payment:%' THEN
+                       (SELECT k.user_id FROM ledger.payment_keys k WHERE k.payment_seq = substr(s.stream, 9))
+                  WHEN s.stream LIKE 'lineage:%' THEN
+                       (SELECT k.user_id FROM ledger.lineage_keys k
+                         WHERE k.store_code = split_part(s.stream, ':', 2) AND k.lineage_id = substr(s.stream, 12))
+                  WHEN s.stream LIKE 'notification:%' THEN
+                       (SELECT k.user_id FROM ledger.notification_keys k
+                         WHERE k.store_code = split_part(s.stream, ':', 2) AND k.notification_id = substr(s.stream, 17))
+                  WHEN s.stream LIKE 'account:%' THEN
+                       (SELECT a.user_id FROM ledger.account_links a
+                         WHERE a.store_code = split_part(s.stream, ':', 2) AND a.app_account_token = substr(s.stream, 12))
+                  WHEN s.stream LIKE 'restore:%' THEN substr(s.stream, 12)
+                  WHEN s.stream LIKE 'product:%' THEN ''
+                  END AS key_owner) o
+            """)[0]
+        return (try row.decode("streams", as: Int.self), try row.decode("disagreeing", as: Int.self))
+    }
+}

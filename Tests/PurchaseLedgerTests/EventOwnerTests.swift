@@ -76,6 +76,10 @@ struct EventOwnerTests {
                 let registries = try c.keyRegistryAgreement()
                 #expect(registries["notification_keys"] == RegistryAgreement(keys: 3, disagreeing: 0), "\(registries)")
                 #expect(try c.count("SELECT count(*) FROM ledger.notification_keys WHERE user_id = 'u-o'") == 3)
+                // Every stream is the owner's of the key its name is made of: the notifications',
+                // the payments', the lineage's, the account token's, the product's ('').
+                let streams = try c.streamKeyAgreement()
+                #expect(streams.streams == 8 && streams.disagreeing == 0, "\(streams)")
                 #expect(try ProjectionVerifier(connection: c).verify().isEqual, "a replay moves them as the appends did")
             }
             // The user's history: the released notifications (found through their releases) and
@@ -122,12 +126,23 @@ struct EventOwnerTests {
                 }
                 #expect(try c.count("SELECT count(*) FROM ledger.payments") + c.count("SELECT count(*) FROM ledger.payment_aliases")
                         == registries["payment_keys"]?.keys)
+                // Every stream is the owner's of the key its name is made of, so the registries
+                // keep the stream names unique across owners too.
+                let streams = try c.streamKeyAgreement()
+                #expect(streams.streams > 100 && streams.disagreeing == 0, "\(streams)")
                 try c.executeScript(unsafeSQL: """
                     UPDATE ledger.payment_keys SET user_id = 'u-else' WHERE payment_seq = (SELECT min(payment_seq) FROM ledger.payment_keys);
                     DELETE FROM ledger.lineage_keys WHERE lineage_id = (SELECT min(lineage_id) FROM ledger.lineage_keys);
                     """)
                 let tampered = try c.keyRegistryAgreement()
                 #expect(tampered["payment_keys"]?.disagreeing == 2 && tampered["lineage_keys"]?.disagreeing == 1, "\(tampered)")
+                // The payment's stream disagrees with its registry now, and so does the lineage's,
+                // when the lineage has one (a cancel or a billing change writes it).
+                let lineageStreams = try c.count("""
+                    SELECT count(*) FROM ledger.streams
+                     WHERE stream LIKE 'lineage:%' AND substr(stream, 12) = (SELECT min(original_transaction_id) FROM ledger.lineages)
+                    """)
+                #expect(try c.streamKeyAgreement().disagreeing == 1 + lineageStreams)
             }
         }
     }
