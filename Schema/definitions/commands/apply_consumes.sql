@@ -6,9 +6,9 @@
 -- store notification), at p_times[i]. Returns one result per item, in input order. Each
 -- item is atomic on its own: a refused item writes nothing and the others apply.
 --
--- How: each item's name is resolved to its payment and its owner (the name's owner asked of the
--- payments' registry; among that owner's rows, the payment of that name, else the one the name
--- is an alias of), and the payments' rows are locked at once, in payment_seq order, so
+-- How: each item's name is resolved to its payment and its owner, as the payments' registry
+-- names them (a payment's name names itself, an alias its payment), and the payments' rows are
+-- locked at once, in payment_seq order, so
 -- concurrent consumes of one payment queue (the first wins) and two sets never wait for each
 -- other in a cycle. Then rounds: round r holds each payment's r-th item in input order, so two
 -- items naming one payment, under one name or two, behave as if run one after the other, and
@@ -46,7 +46,7 @@ BEGIN
     SELECT array_agg(r.payment_seq ORDER BY n), array_agg(r.user_id ORDER BY n) INTO v_payments, v_owners
       FROM unnest(p_seqs) WITH ORDINALITY AS i(seq, n) LEFT JOIN LATERAL ledger.payment_resolved(i.seq) AS r ON true;
     -- Locked by name alone: a paymentSeq is one payment's (payment_keys), and one probe per name
-    -- costs 14,000 instructions an item less than a join naming each owner (BENCHMARKS.md, "The
+    -- costs 13,700 instructions an item less than a join naming each owner (BENCHMARKS.md, "The
     -- commands read through the registries"). On a cluster a set is to be one owner's, so that
     -- this lock stays on one worker (docs/scale-out.md).
     PERFORM FROM ledger.payments WHERE payment_seq = ANY (v_payments) ORDER BY payment_seq FOR UPDATE;
