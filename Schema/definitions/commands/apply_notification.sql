@@ -1,6 +1,7 @@
 -- Applies a notification whose owner is known. Writes nothing when it refuses. Each payment or
--- lineage it is about is found by its key's owner, asked of the key's registry
--- (transaction_keys, token_keys, lineage_keys), among that owner's rows.
+-- lineage it is about is found by its key's owner, asked of the key's registry (through
+-- ledger.payment_found for a store transaction; token_keys, lineage_keys), among that owner's
+-- rows.
 CREATE OR REPLACE FUNCTION ledger.apply_notification(n jsonb, p_owner text)
 RETURNS ledger.command_result
 LANGUAGE plpgsql AS $$
@@ -23,10 +24,7 @@ BEGIN
     -- The payment the notification is about; an App Store transaction not yet in the ledger is
     -- recorded first (the store signed it: it is a payment).
     IF v_store = 'AS' THEN
-        SELECT p.payment_seq, p.user_id INTO v_seq, v_holder
-          FROM ledger.transaction_keys k
-          JOIN ledger.payments p ON p.store_code = k.store_code AND p.transaction_id = k.transaction_id AND p.user_id = k.user_id
-         WHERE k.store_code = 'AS' AND k.transaction_id = n->>'transactionId';
+        SELECT f.payment_seq, f.user_id INTO v_seq, v_holder FROM ledger.payment_found(NULL, 'AS', n->>'transactionId') AS f;
         IF v_seq IS NULL AND n ? 'payment' THEN
             v_type := CASE WHEN n->>'storeProductType' = 'consumable' THEN 'CONSUMABLE' ELSE coalesce(
                 (SELECT l.product_type FROM ledger.lineage_keys k
@@ -51,10 +49,7 @@ BEGIN
         -- A payment the Play Developer API described (docs/contract.md §6.3). One the ledger holds
         -- already, whichever channel brought it first, is a duplicate: the first record stands.
         d := n->'payment';
-        SELECT p.payment_seq INTO v_seq
-          FROM ledger.transaction_keys k
-          JOIN ledger.payments p ON p.store_code = k.store_code AND p.transaction_id = k.transaction_id AND p.user_id = k.user_id
-         WHERE k.store_code = 'GG' AND k.transaction_id = d->>'transactionId';
+        SELECT f.payment_seq INTO v_seq FROM ledger.payment_found(NULL, 'GG', d->>'transactionId') AS f;
         IF v_seq IS NOT NULL THEN
             RETURN ROW('duplicate', NULL, NULL, v_seq, NULL, NULL, NULL)::ledger.command_result;
         END IF;
@@ -93,10 +88,8 @@ BEGIN
     ELSIF n->>'orderId' IS NOT NULL THEN
         -- Google's voided purchase: the payment (GG, orderId) and no other (notification_owner
         -- parks it until that order is recorded).
-        SELECT p.payment_seq, p.lineage_id, p.user_id INTO v_seq, v_lineage, v_holder
-          FROM ledger.transaction_keys k
-          JOIN ledger.payments p ON p.store_code = k.store_code AND p.transaction_id = k.transaction_id AND p.user_id = k.user_id
-         WHERE k.store_code = 'GG' AND k.transaction_id = n->>'orderId';
+        SELECT f.payment_seq, f.lineage_id, f.user_id INTO v_seq, v_lineage, v_holder
+          FROM ledger.payment_found(NULL, 'GG', n->>'orderId') AS f;
     ELSE
         -- A subscription notification: the lineage whose payment holds its token; REVOKED
         -- refunds that lineage's latest payment, whichever token it holds.

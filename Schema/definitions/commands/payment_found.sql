@@ -6,13 +6,17 @@
 -- where it is used (ledger.apply_payments, ledger.apply_payment): a registry probe per key, the
 -- second only when the first finds nothing, and one probe of payments when either does; a new
 -- payment's (neither key known) reads no payment.
+-- A store notification asks it for the payment holding a transaction alone (p_seq null:
+-- ledger.apply_notification).
 -- (A string body: projection tables are named only where names resolve when a statement is
 -- planned, since a rebuild swaps them.)
-CREATE OR REPLACE FUNCTION ledger.payment_found(p_seq text, p_store text, p_txid text)
+-- Its row type changed (the lineage was added): an older definition is dropped first.
+DROP FUNCTION IF EXISTS ledger.payment_found(text, text, text);
+CREATE FUNCTION ledger.payment_found(p_seq text, p_store text, p_txid text)
 RETURNS TABLE (payment_seq text, user_id text, product_id text, price numeric,
-               token_sha256 bytea, linked_token_sha256 bytea)
+               token_sha256 bytea, linked_token_sha256 bytea, lineage_id text)
 LANGUAGE sql STABLE AS $$
-    SELECT p.payment_seq, p.user_id, p.product_id, p.price, p.token_sha256, p.linked_token_sha256
+    SELECT p.payment_seq, p.user_id, p.product_id, p.price, p.token_sha256, p.linked_token_sha256, p.lineage_id
       FROM ((SELECT k.names_seq AS seq, k.user_id FROM ledger.payment_keys k
               WHERE k.payment_seq = p_seq AND k.names_seq = k.payment_seq)
             UNION ALL

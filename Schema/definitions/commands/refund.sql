@@ -12,8 +12,8 @@ DECLARE
     v_pos bigint;
 BEGIN
     SELECT pa.payment_seq, pa.user_id, pa.refunded_at INTO p
-      FROM ledger.payments pa
-     WHERE (pa.payment_seq, pa.user_id) = (SELECT r.payment_seq, r.user_id FROM ledger.payment_resolved(p_payment_seq) AS r)
+      FROM ledger.payment_resolved(p_payment_seq) AS r
+      JOIN ledger.payments pa ON pa.payment_seq = r.payment_seq AND pa.user_id = r.user_id
        FOR UPDATE OF pa;
     IF NOT FOUND THEN
         RETURN ledger.rejected('NOT_FOUND', format('no payment %s', p_payment_seq), p_payment_seq);
