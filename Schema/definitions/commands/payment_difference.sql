@@ -3,7 +3,7 @@
 -- (Projection tables are only ever named inside string bodies, which resolve names when they
 -- run: a rebuild swaps the tables, and a parsed body would keep pointing at the old ones.
 -- PL/pgSQL plans are dropped when a table they use is, and planned again by name.)
--- An older definition took no owner: dropped.
+-- A database made before the key registries may hold it without the owner: dropped here.
 DROP FUNCTION IF EXISTS ledger.payment_difference(text, jsonb);
 CREATE OR REPLACE FUNCTION ledger.payment_difference(p_seq text, p_user text, d jsonb) RETURNS text
 LANGUAGE plpgsql STABLE AS $$

@@ -10,7 +10,8 @@
 -- ledger.apply_notification).
 -- (A string body: projection tables are named only where names resolve when a statement is
 -- planned, since a rebuild swaps them.)
--- Its row type changed (the lineage was added): an older definition is dropped first.
+-- A database made before this definition may hold it without the lineage, a row type that
+-- CREATE OR REPLACE cannot change: dropped here.
 DROP FUNCTION IF EXISTS ledger.payment_found(text, text, text);
 CREATE FUNCTION ledger.payment_found(p_seq text, p_store text, p_txid text)
 RETURNS TABLE (payment_seq text, user_id text, product_id text, price numeric,

@@ -3,7 +3,8 @@
 -- name names none. Inlined by the planner where it is used (ledger.apply_consumes for a set,
 -- ledger.apply_consume for a consume alone, ledger.refund), which read the payment by the
 -- owner's primary key.
--- Its row type changed (the owner was added): an older definition is dropped first.
+-- A database made before this definition may hold it without the owner, a row type that
+-- CREATE OR REPLACE cannot change: dropped here.
 DROP FUNCTION IF EXISTS ledger.payment_resolved(text);
 CREATE FUNCTION ledger.payment_resolved(p_name text)
 RETURNS TABLE (payment_seq text, user_id text)

@@ -2,7 +2,8 @@
 -- that was reversed can be refunded again. The payment is the one its name stands for
 -- (ledger.payment_resolved: its owner asked of the registry), read and locked among its owner's
 -- rows.
--- An older definition read aliases through ledger.payment_named: dropped.
+-- A database made before the key registries may hold ledger.payment_named, which resolves an
+-- alias without its owner: dropped here.
 DROP FUNCTION IF EXISTS ledger.payment_named(text);
 CREATE OR REPLACE FUNCTION ledger.refund(p_payment_seq text, p_time timestamptz, p_reason text)
 RETURNS ledger.command_result
