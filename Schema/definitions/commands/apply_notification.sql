@@ -1,7 +1,7 @@
 -- Applies a notification whose owner is known. Writes nothing when it refuses. Each payment or
 -- lineage it is about is found by its key's owner, asked of the key's registry (through
--- ledger.payment_found for a store transaction; token_keys, lineage_keys), among that owner's
--- rows.
+-- ledger.payment_found for a store transaction, ledger.token_payment for a Google token;
+-- lineage_keys), among that owner's rows.
 CREATE OR REPLACE FUNCTION ledger.apply_notification(n jsonb, p_owner text)
 RETURNS ledger.command_result
 LANGUAGE plpgsql AS $$
@@ -55,11 +55,8 @@ BEGIN
         END IF;
         -- The lineage holding the token, with its type and latest price; else a new lineage
         -- named by the order id without its renewal suffix (n->>'originalTransactionId').
-        SELECT p.lineage_id, p.product_type, p.price, p.currency INTO v_lineage, v_type, v_price, v_currency
-          FROM ledger.token_keys k
-          JOIN ledger.payments p ON p.user_id = k.user_id AND p.token_sha256 = k.token_sha256
-         WHERE k.token_sha256 = decode(n->>'purchaseTokenSha256', 'hex') AND p.store_code = 'GG' AND p.lineage_id IS NOT NULL
-         ORDER BY p.purchase_time DESC, p.payment_seq DESC LIMIT 1;
+        SELECT t.lineage_id, t.product_type, t.price, t.currency INTO v_lineage, v_type, v_price, v_currency
+          FROM ledger.token_payment(decode(n->>'purchaseTokenSha256', 'hex'), true) AS t;
         IF n->>'storeProductType' = 'consumable' THEN
             v_type := 'CONSUMABLE';
             SELECT price, currency INTO v_price, v_currency FROM ledger.products
@@ -93,11 +90,8 @@ BEGIN
     ELSE
         -- A subscription notification: the lineage whose payment holds its token; REVOKED
         -- refunds that lineage's latest payment, whichever token it holds.
-        SELECT p.payment_seq, p.lineage_id, p.user_id INTO v_seq, v_lineage, v_holder
-          FROM ledger.token_keys k
-          JOIN ledger.payments p ON p.user_id = k.user_id AND p.token_sha256 = k.token_sha256
-         WHERE k.token_sha256 = decode(n->>'purchaseTokenSha256', 'hex') AND p.store_code = 'GG'
-         ORDER BY p.purchase_time DESC, p.payment_seq DESC LIMIT 1;
+        SELECT t.payment_seq, t.lineage_id, t.user_id INTO v_seq, v_lineage, v_holder
+          FROM ledger.token_payment(decode(n->>'purchaseTokenSha256', 'hex'), false) AS t;
         IF v_effect = 'revokeLatest' AND v_lineage IS NOT NULL THEN
             SELECT payment_seq INTO v_seq FROM ledger.payments
              WHERE store_code = 'GG' AND lineage_id = v_lineage AND user_id = v_holder

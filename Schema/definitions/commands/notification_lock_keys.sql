@@ -2,9 +2,9 @@
 -- has an effect of its own, what parking and releasing it hold: the account link, the payment,
 -- its store transaction and lineage (an App Store notification names them), the Google token.
 -- A payment the Play Developer API described ('learnedPayment') belongs to the lineage of the
--- token's latest payment (among its owner's, the owner asked of token_keys), read here before
--- any lock is taken, so that every key is taken in the one order; a new token's lineage is the
--- one the answer names. A Google notification that carries its payment ('payment') locks that
+-- token's latest subscription payment (ledger.token_payment, as ledger.apply_notification reads
+-- it), read here before any lock is taken, so that every key is taken in the one order; a new
+-- token's lineage is the one the answer names. A Google notification that carries its payment ('payment') locks that
 -- payment's keys.
 CREATE OR REPLACE FUNCTION ledger.notification_lock_keys(n jsonb) RETURNS text[]
 LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
@@ -21,10 +21,7 @@ BEGIN
                      'transaction:AS:' || (n->>'transactionId'),
                      'lineage:AS:' || ledger.lineage_id(n->>'originalTransactionId', n->>'transactionId')];
     ELSIF n->>'effect' = 'learnedPayment' THEN
-        SELECT p.lineage_id INTO v_lineage FROM ledger.token_keys k
-          JOIN ledger.payments p ON p.user_id = k.user_id AND p.token_sha256 = k.token_sha256
-         WHERE k.token_sha256 = decode(n->>'purchaseTokenSha256', 'hex') AND p.store_code = 'GG'
-         ORDER BY p.purchase_time DESC LIMIT 1;
+        SELECT t.lineage_id INTO v_lineage FROM ledger.token_payment(decode(n->>'purchaseTokenSha256', 'hex'), true) AS t;
         RETURN ARRAY['notification:GG:' || (n->>'notificationId'),
                      'account:GG:' || (n->>'appAccountToken'),
                      'payment:' || (n->'payment'->>'transactionId'),
