@@ -112,4 +112,27 @@ struct ChainVerifierTests {
             }
         }
     }
+
+    /// The log's keys begin with the owner, so no key forbids a copy of an event under another
+    /// owner, at the same position and version: such an event is not `ledger.append`'s, and the
+    /// check names it as a second event of its version.
+    @Test func aCopyOfAnEventUnderAnotherOwnerIsUnrecorded() async throws {
+        try await TestDatabase.with { db in
+            try db.withConnection { c throws in
+                try record(c)
+                let copied = try c.count("""
+                    WITH copy AS (
+                        INSERT INTO ledger.events (user_id, position, stream, version, type, data, occurred_at, prev_hash, hash)
+                        OVERRIDING SYSTEM VALUE
+                        SELECT 'u-copy', position, stream, version, type, data, occurred_at, prev_hash, hash
+                          FROM ledger.events WHERE version = 1 ORDER BY position LIMIT 1
+                        RETURNING position)
+                    SELECT position FROM copy
+                    """)
+                let breaks = try ChainVerifier(connection: c).verify().breaks
+                #expect(breaks.map(\.problem) == [.unrecorded] && breaks.first?.position == Int64(copied), "\(breaks)")
+                #expect(breaks.first?.detail.contains("another event with this version (position \(copied))") == true, "\(breaks)")
+            }
+        }
+    }
 }

@@ -13,6 +13,24 @@ import Testing
 struct EventOwnerTests {
     typealias M = AppleMint
 
+    /// The unique keys of the log and its streams, and the log's other indexes: each key begins
+    /// with the owner, as Citus requires of a table distributed by it.
+    static let logKeys = [
+        "events_pkey: PRIMARY KEY (user_id, \"position\")",
+        "events_stream_version_key: UNIQUE (user_id, stream, version)",
+        "index events_position_idx",
+        "index events_tx_position_idx",
+        "streams_pkey: PRIMARY KEY (user_id, stream)",
+    ]
+
+    @Test func theLogsKeysBeginWithTheOwner() async throws {
+        try await TestDatabase.with { db in
+            try db.withConnection { c throws in
+                #expect(try c.logKeys() == Self.logKeys)
+            }
+        }
+    }
+
     /// An App Store lineage whose notifications arrive before the account link that names their
     /// user: the first are parked (no owner), released to the user when the link comes, and the
     /// later ones applied to the user at once. A product declaration has no user.
@@ -169,7 +187,9 @@ struct EventOwnerTests {
                 let outcomes = try c.ingest(lines, stores: mint.stores)
                 #expect(outcomes.map(\.status) == [.parked, .parked, .recorded], "\(outcomes)")
                 // The shape of the release before: no owner on these four tables, 0012 not applied,
-                // and projection definitions that differ from this build's.
+                // the log's keys without the owner (0015), and projection definitions that differ
+                // from this build's. The notifications were parked, then released: their streams
+                // moved from '' to u-q.
                 try c.executeScript(unsafeSQL: """
                     ALTER TABLE ledger.auto_renew_changes DROP COLUMN user_id;
                     ALTER TABLE ledger.billing_states DROP COLUMN user_id;
@@ -178,8 +198,15 @@ struct EventOwnerTests {
                     ALTER TABLE ledger.entitled_spans DROP COLUMN user_id;
                     ALTER TABLE ledger.lineage_states DROP COLUMN user_id;
                     DROP TABLE ledger.payment_keys, ledger.transaction_keys, ledger.lineage_keys, ledger.token_keys, ledger.notification_keys;
+                    ALTER TABLE ledger.streams DROP CONSTRAINT streams_pkey, ADD CONSTRAINT streams_pkey PRIMARY KEY (stream);
+                    ALTER TABLE ledger.events DROP CONSTRAINT events_pkey, DROP CONSTRAINT events_stream_version_key,
+                        ADD CONSTRAINT events_pkey PRIMARY KEY (position),
+                        ADD CONSTRAINT events_stream_version_key UNIQUE (stream, version);
+                    DROP INDEX ledger.events_position_idx;
+                    CREATE INDEX events_owner_idx ON ledger.events (user_id) WHERE user_id <> '';
                     DELETE FROM ledger.schema_migrations
-                     WHERE name IN ('0012_projection_row_owners.sql', '0013_key_registries.sql', '0014_registry_names.sql');
+                     WHERE name IN ('0012_projection_row_owners.sql', '0013_key_registries.sql', '0014_registry_names.sql',
+                                    '0015_log_owner_keys.sql');
                     UPDATE ledger.schema_definitions SET checksum = 'the release before'
                      WHERE path = 'projections/install_project_range.sql';
                     """)
@@ -196,7 +223,10 @@ struct EventOwnerTests {
                     }
                 }
                 #expect(done.contains("0012_projection_row_owners.sql") && done.contains("0013_key_registries.sql")
-                        && done.contains("0014_registry_names.sql") && done.last?.hasPrefix("rebuilt the projections") == true, "\(done)")
+                        && done.contains("0014_registry_names.sql") && done.contains("0015_log_owner_keys.sql")
+                        && done.last?.hasPrefix("rebuilt the projections") == true, "\(done)")
+                #expect(try c.logKeys() == Self.logKeys, "the log's keys after 0015")
+                #expect(try ChainVerifier(connection: c).verify().isIntact)
                 // The registries were filled in the migration's transaction, and the append between
                 // claimed its notification's key in them.
                 #expect(betweenRegistries.count == 5 && betweenRegistries.values.allSatisfy { $0.disagreeing == 0 },
@@ -218,60 +248,42 @@ struct EventOwnerTests {
         }
     }
 
-    /// A stream is one owner's at a time: an event of another owner is refused, and nothing is
-    /// written.
-    @Test func anAppendToAnotherOwnersStreamIsRefused() async throws {
+    /// A stream's name is one owner's, and the key registries keep it, not the log's keys (they
+    /// begin with the owner, as a log distributed by owner needs). A command of another user is
+    /// refused before it appends. An append past the commands, alone or in a set, makes that
+    /// user's own stream of the name: the first owner's stream is untouched, and the chain check
+    /// and the streams' agreement with the registries both report it.
+    @Test(arguments: ["append", "append_set, heads locked", "append_set"])
+    func anAppendPastTheCommandsUnderAnotherOwnerForksTheStreamAndIsReported(path: String) async throws {
         try await TestDatabase.with { db in
             try db.withConnection { c throws in
-                try c.execute("""
-                    SELECT ledger.append('payment:P-own', 'PurchaseRecorded', '{"userId": "u-a", "paymentSeq": "P-own"}', now())
-                    """)
-                do {
-                    try c.execute("""
-                        SELECT ledger.append('payment:P-own', 'PaymentConsumed', '{"userId": "u-b", "paymentSeq": "P-own"}', now())
-                        """)
-                    Issue.record("an append to u-a's stream by u-b was accepted")
-                } catch let error as PostgresError {
-                    #expect(error.message.contains("stream payment:P-own belongs to another owner than 'u-b'"), "\(error)")
-                }
-                #expect(try c.count("SELECT count(*) FROM ledger.events WHERE stream = 'payment:P-own'") == 1)
-                #expect(try c.count("SELECT version FROM ledger.streams WHERE stream = 'payment:P-own' AND user_id = 'u-a'") == 1)
-            }
-        }
-    }
-
-    /// The set engine's append refuses it too, whether it locks the heads first or not, and
-    /// appends none of the set.
-    @Test(arguments: [true, false])
-    func aSetAppendToAnotherOwnersStreamIsRefused(lockHeads: Bool) async throws {
-        try await TestDatabase.with { db in
-            try db.withConnection { c throws in
-                try c.execute("""
-                    SELECT ledger.append('payment:P-set', 'PurchaseRecorded', '{"userId": "u-a", "paymentSeq": "P-set"}', now())
-                    """)
-                // A new payment's purchase and a consume of P-set, both by `user`: the number appended.
-                func appendSet(by user: String) throws -> Int {
-                    try c.query("""
-                        SELECT cardinality(ledger.append_set(
-                                   ARRAY['payment:P-new', 'payment:P-set'], ARRAY['PurchaseRecorded', 'PaymentConsumed'],
-                                   ARRAY[jsonb_build_object('userId', \(user)::text, 'paymentSeq', 'P-new'),
-                                         jsonb_build_object('userId', \(user)::text, 'paymentSeq', 'P-set')],
-                                   ARRAY[now(), now()], \(lockHeads))) AS n
-                        """)[0].decode("n", as: Int.self)
-                }
-                do {
-                    _ = try appendSet(by: "u-b")
-                    Issue.record("a set appending to u-a's stream for u-b was accepted")
-                } catch let error as PostgresError {
-                    #expect(error.sqlState == SQLState("23000"), "\(error)")
-                    #expect(error.message.contains("stream payment:P-set belongs to another owner than 'u-b'"), "\(error)")
-                }
+                #expect(try c.run(.record(Fixture.consumable("P-own", user: "u-a"), kind: .purchase)).status == .recorded)
+                let consume = try c.run(.consume(paymentSeq: "P-own", userId: "u-b", purchaseToken: "tok-P-own", time: nil))
+                #expect(consume.error?.code == .userInvalid, "\(consume)")
+                let batch = try c.executeBatch([.consume(paymentSeq: "P-own", userId: "u-b", purchaseToken: "tok-P-own", time: nil)])
+                #expect(batch.first?.error?.code == .userInvalid, "\(batch)")
                 #expect(try c.count("SELECT count(*) FROM ledger.events") == 1)
-                #expect(try c.count("SELECT count(*) FROM ledger.streams") == 1)
-                // The same set by the stream's owner goes through.
-                let positions = try appendSet(by: "u-a")
-                #expect(positions == 2)
-                #expect(try c.count("SELECT version FROM ledger.streams WHERE stream = 'payment:P-set' AND user_id = 'u-a'") == 2)
+                #expect(try ChainVerifier(connection: c).verify().isIntact)
+
+                let data = #"{"userId": "u-b", "paymentSeq": "P-own"}"#
+                switch path {
+                case "append":
+                    try c.execute("SELECT ledger.append('payment:P-own', 'PaymentConsumed', \(JSONB(text: data))::jsonb, now())")
+                default:
+                    try c.execute("""
+                        SELECT ledger.append_set(ARRAY['payment:P-own'], ARRAY['PaymentConsumed'],
+                                                 ARRAY[\(JSONB(text: data))::jsonb], ARRAY[now()], \(path.hasSuffix("locked")))
+                        """)
+                }
+                let heads = try c.query("SELECT user_id, version FROM ledger.streams WHERE stream = 'payment:P-own' ORDER BY user_id")
+                #expect(try heads.map { "\(try $0.decode("user_id", as: String.self)) \(try $0.decode("version", as: Int.self))" }
+                        == ["u-a 1", "u-b 1"])
+                let report = try ChainVerifier(connection: c).verify()
+                #expect(report.breaks.map(\.problem) == [.forked, .forked] && report.breaks.allSatisfy { $0.stream == "payment:P-own" },
+                        "\(report.breaks)")
+                #expect(report.breaks.contains { $0.detail.contains("heads under 2 owners, this one under 'u-b'") }, "\(report.breaks)")
+                let streams = try c.streamKeyAgreement()
+                #expect(streams.streams == 2 && streams.disagreeing == 1, "\(streams)")
             }
         }
     }
@@ -341,5 +353,21 @@ struct EventOwnerTests {
                 #expect(throws: PostgresError.self) { try c.execute("UPDATE ledger.events SET user_id = 'x'") }
             }
         }
+    }
+}
+
+extension Connection {
+    /// The unique constraints of ledger.events and ledger.streams and the log's other indexes, in
+    /// the order of their text.
+    fileprivate func logKeys() throws -> [String] {
+        try query("""
+            SELECT conname || ': ' || pg_get_constraintdef(oid) AS key FROM pg_constraint
+             WHERE conrelid IN ('ledger.events'::regclass, 'ledger.streams'::regclass) AND contype IN ('p', 'u')
+            UNION ALL
+            SELECT 'index ' || i.relname FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid
+             WHERE x.indrelid = 'ledger.events'::regclass
+               AND NOT EXISTS (SELECT FROM pg_constraint k WHERE k.conindid = x.indexrelid)
+             ORDER BY 1
+            """).map { try $0.decode("key", as: String.self) }
     }
 }

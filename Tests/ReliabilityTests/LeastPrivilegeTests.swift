@@ -193,10 +193,10 @@ struct LeastPrivilegeTests {
                     "TRUNCATE ledger.streams, ledger.events",
                     "WITH gone AS (DELETE FROM ledger.events RETURNING 1) SELECT count(*) FROM gone",
                     """
-                    INSERT INTO ledger.events (position, stream, version, type, data, occurred_at, prev_hash, hash)
+                    INSERT INTO ledger.events (user_id, position, stream, version, type, data, occurred_at, prev_hash, hash)
                     OVERRIDING SYSTEM VALUE
-                    SELECT position, stream, version, type, data, occurred_at, prev_hash, hash FROM ledger.events
-                    ON CONFLICT (position) DO UPDATE SET type = 'PaymentRefunded'
+                    SELECT user_id, position, stream, version, type, data, occurred_at, prev_hash, hash FROM ledger.events
+                    ON CONFLICT (user_id, position) DO UPDATE SET type = 'PaymentRefunded'
                     """,
                     """
                     MERGE INTO ledger.events e USING (SELECT 2 AS p) s ON e.position = s.p

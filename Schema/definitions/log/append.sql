@@ -2,10 +2,13 @@
 -- is the version the caller last saw (0: the stream must not exist yet); a mismatch raises
 -- SQLSTATE 40001 so that the caller can re-read and retry (optimistic concurrency).
 -- The stream's row lock serialises the writers of one stream, and only them.
--- The event's owner is ledger.event_owner(p_data, p_user_id), and the stream must be that owner's:
--- every statement names the owner, as a log distributed by owner needs (docs/scale-out.md). A
--- stream changes owners only when a parked notification is released (ledger.release_parked
--- moves its row first); an append to another owner's stream is refused.
+-- The event's owner is ledger.event_owner(p_data, p_user_id), and its stream is that owner's:
+-- the streams' and the events' keys begin with the owner, and every statement names it, as a log
+-- distributed by owner needs (docs/scale-out.md). That a stream's name is one owner's is the key
+-- registries' to keep: every stream's name is made of a key they hold or of its owner, and the
+-- commands ask them before they append (ledger.chain_breaks reports a name under two owners). A
+-- stream changes owners only when a parked notification is released: ledger.release_parked
+-- moves its row first.
 CREATE OR REPLACE FUNCTION ledger.append(p_stream text, p_type text, p_data jsonb, p_occurred_at timestamptz,
                               p_expected_version integer DEFAULT NULL, p_user_id text DEFAULT NULL)
 RETURNS bigint
@@ -30,12 +33,8 @@ BEGIN
             v_version := 0;
             v_prev := '\x'::bytea;
         ELSE
-            SELECT version, head_hash INTO v_version, v_prev
+            SELECT version, head_hash INTO STRICT v_version, v_prev
               FROM ledger.streams WHERE user_id = v_owner AND stream = p_stream FOR UPDATE;
-            IF NOT FOUND THEN
-                RAISE EXCEPTION 'stream % belongs to another owner than %', p_stream, quote_literal(v_owner)
-                    USING ERRCODE = 'integrity_constraint_violation';
-            END IF;
         END IF;
     END IF;
     IF p_expected_version IS NOT NULL AND p_expected_version <> v_version THEN

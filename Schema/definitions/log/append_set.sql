@@ -5,10 +5,10 @@
 -- command may append to at the same time under another name (a consume, a link) needs it; a new
 -- payment's stream is new and does not. When another writer moved a head between the read and
 -- the write, nothing is appended and SQLSTATE 40001 tells the engine to run the batch again.
--- Each event's owner, and a new stream's, is ledger.event_owner of its data: a set holds payments
--- and consumes, which all name their user. As in ledger.append, every statement on a stream names
--- its owner, and an event of another owner than its stream's is refused (SQLSTATE 23000, nothing
--- appended). It runs under its callers' planner settings (generic plans, enable_seqscan off).
+-- Each event's owner, and its stream's, is ledger.event_owner of its data: a set holds payments
+-- and consumes, which all name their user. As in ledger.append, the streams' key begins with the
+-- owner and every statement on a stream names it. It runs under its callers' planner settings
+-- (generic plans, enable_seqscan off).
 CREATE OR REPLACE FUNCTION ledger.append_set(p_streams text[], p_types text[], p_data jsonb[], p_times timestamptz[],
                                              p_lock_heads boolean)
 RETURNS bigint[]
@@ -16,8 +16,6 @@ LANGUAGE plpgsql AS $$
 DECLARE
     v_positions bigint[];
     v_written   bigint;
-    v_stream    text;
-    v_owner     text;
 BEGIN
     IF p_lock_heads THEN
         PERFORM FROM ledger.streams s
@@ -35,12 +33,12 @@ BEGIN
     ), heads AS (
         INSERT INTO ledger.streams (stream, version, head_hash, user_id)
         SELECT stream, version + 1, hash, owner FROM hashed
-        ON CONFLICT (stream) DO UPDATE SET version = excluded.version, head_hash = excluded.head_hash
-         WHERE ledger.streams.user_id = excluded.user_id AND ledger.streams.version = excluded.version - 1
+        ON CONFLICT (user_id, stream) DO UPDATE SET version = excluded.version, head_hash = excluded.head_hash
+         WHERE ledger.streams.version = excluded.version - 1
         RETURNING stream
     ), events AS (
-        -- Only where the head was written: a stream whose head moved, or of another owner,
-        -- gets no event, and the count below says so.
+        -- Only where the head was written: a stream whose head moved gets no event, and the count
+        -- below says so.
         INSERT INTO ledger.events (stream, version, type, data, occurred_at, prev_hash, hash, user_id)
         SELECT stream, version + 1, type, data, at, prev, hash, owner FROM hashed
          WHERE stream IN (SELECT stream FROM heads) ORDER BY n
@@ -49,15 +47,6 @@ BEGIN
     SELECT (SELECT array_agg(position ORDER BY position) FROM events), (SELECT count(*) FROM heads)
       INTO v_positions, v_written;
     IF v_written <> cardinality(p_streams) THEN
-        -- A stream of another owner is refused as ledger.append refuses it; else a head moved.
-        SELECT a.stream, ledger.event_owner(a.data, NULL) INTO v_stream, v_owner
-          FROM unnest(p_streams, p_data) AS a(stream, data)
-          JOIN ledger.streams s ON s.stream = a.stream AND s.user_id <> ledger.event_owner(a.data, NULL)
-         LIMIT 1;
-        IF FOUND THEN
-            RAISE EXCEPTION 'stream % belongs to another owner than %', v_stream, quote_literal(v_owner)
-                USING ERRCODE = 'integrity_constraint_violation';
-        END IF;
         RAISE EXCEPTION 'a stream of this batch moved while it was appended' USING ERRCODE = 'serialization_failure';
     END IF;
     RETURN v_positions;

@@ -6,14 +6,20 @@
 -- changed and its hash recomputed: the next link or the stream head no longer matches),
 -- 'removed' (events are missing: position is the event after the gap, or the stream's last
 -- remaining event, or null when none remains), 'unrecorded' (events that ledger.append did not
--- write: beyond the stream's head, or of a stream without a head).
+-- write: beyond the stream's head, of a stream without a head, or a second event of one version,
+-- which no key forbids across owners: position is the later one's), 'forked' (the stream's name
+-- has heads under more than one owner: one row per head, at that owner's first event. A stream's
+-- name is one owner's, which the key registries keep (0015_log_owner_keys.sql), so only an
+-- append past the commands makes it; such a stream's other links are checked once it is mended).
 -- The chain covers stream, version, type, occurred_at and data; position, recorded_at and tx
 -- are not hashed. Someone who rewrites a whole stream and its head consistently is only caught
 -- by comparing the heads with a copy kept elsewhere.
 CREATE OR REPLACE FUNCTION ledger.chain_breaks()
 RETURNS TABLE ("position" bigint, stream text, version integer, problem text, detail text)
 LANGUAGE sql STABLE AS $$
-WITH chained AS (
+WITH forked AS MATERIALIZED (
+    SELECT s.stream, count(*) AS owners FROM ledger.streams s GROUP BY s.stream HAVING count(*) > 1
+), chained AS (
     SELECT e.position, e.stream, e.version, e.prev_hash, e.hash,
            ledger.event_hash(e.prev_hash, e.stream, e.version, e.type, e.occurred_at, e.data) AS recomputed,
            lag(e.version) OVER w AS prev_version,
@@ -21,7 +27,8 @@ WITH chained AS (
            lag(e.position) OVER w AS prev_position,
            lead(e.version) OVER w IS NULL AS is_last
       FROM ledger.events e
-    WINDOW w AS (PARTITION BY e.stream ORDER BY e.version)
+     WHERE e.stream NOT IN (SELECT f.stream FROM forked f)
+    WINDOW w AS (PARTITION BY e.stream ORDER BY e.version, e.position, e.user_id)
 ), breaks AS (
     SELECT c.position, c.stream, c.version, 'removed' AS problem,
            CASE WHEN c.version = coalesce(c.prev_version, 0) + 2
@@ -29,7 +36,13 @@ WITH chained AS (
                 ELSE format('versions %s to %s of the stream are missing before it: those events were removed',
                             coalesce(c.prev_version, 0) + 1, c.version - 1) END AS detail
       FROM chained c
-     WHERE c.version <> coalesce(c.prev_version, 0) + 1
+     WHERE c.version > coalesce(c.prev_version, 0) + 1
+    UNION ALL
+    SELECT c.position, c.stream, c.version, 'unrecorded',
+           format('the stream has another event with this version (position %s): one of them was not written by ledger.append',
+                  c.prev_position)
+      FROM chained c
+     WHERE c.version = c.prev_version
     UNION ALL
     SELECT c.position, c.stream, c.version, 'altered',
            'its content no longer matches its hash: the event was changed after it was appended'
@@ -61,9 +74,15 @@ WITH chained AS (
                 WHEN l.version > s.version
                 THEN format('the stream''s head is at version %s: events after it were not written by ledger.append', s.version)
                 ELSE 'its hash is not the stream''s head hash: it was changed and re-hashed, or the head was changed' END
-      FROM ledger.streams s
+      FROM (SELECT * FROM ledger.streams WHERE stream NOT IN (SELECT f.stream FROM forked f)) s
       FULL JOIN (SELECT * FROM chained WHERE is_last) l ON l.stream = s.stream
      WHERE s.stream IS NULL OR l.stream IS NULL OR l.version <> s.version OR l.hash <> s.head_hash
+    UNION ALL
+    SELECT (SELECT min(e.position) FROM ledger.events e WHERE e.user_id = s.user_id AND e.stream = s.stream),
+           s.stream, s.version, 'forked',
+           format('the stream has heads under %s owners, this one under %s: a stream''s name is one owner''s, so events were appended under another owner than its key''s',
+                  f.owners, quote_literal(s.user_id))
+      FROM ledger.streams s JOIN forked f ON f.stream = s.stream
 )
 SELECT position, stream, version, problem, detail
   FROM breaks

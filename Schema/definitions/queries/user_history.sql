@@ -6,8 +6,8 @@
 -- null job columns otherwise. Purchase tokens and their digests are never returned.
 --
 -- Which events are the user's:
---   * those the user owns (ledger.events.user_id, written by ledger.append; events_owner_idx,
---     0010_event_owner.sql):
+--   * those the user owns (ledger.events.user_id, written by ledger.append; the first column of
+--     the log's primary key, 0015_log_owner_keys.sql):
 --     every payment event, lineage events, restores, account links, notification releases, and
 --     the store notifications applied to the user or asking about a payment of theirs;
 --   * the store notifications (NotificationReceived) that one of those names: a lineage event's
@@ -26,7 +26,7 @@ WITH own AS MATERIALIZED (
     SELECT e.position, e.occurred_at, e.recorded_at, e.stream, e.type, e.data, e.tx
       FROM ledger.events e
      WHERE e.user_id = p_user_id
-       AND e.user_id <> ''   -- events_owner_idx holds the events with an owner; no user is ''
+       AND e.user_id <> ''   -- the facts without a user are ''s; no user is ''
 ),
 named AS MATERIALIZED (
     SELECT n.position, n.occurred_at, n.recorded_at, n.stream, n.type, n.data, n.tx

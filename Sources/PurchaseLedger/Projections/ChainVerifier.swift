@@ -63,6 +63,9 @@ public struct ChainBreak: Sendable, Hashable {
         case removed
         /// Events that `ledger.append` did not write.
         case unrecorded
+        /// The stream's name has heads under more than one owner (one break per head): events
+        /// were appended under another owner than the one the key registries name.
+        case forked
     }
 
     /// The event's position; nil when a stream lost every event.
