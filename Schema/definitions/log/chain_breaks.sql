@@ -17,9 +17,7 @@
 CREATE OR REPLACE FUNCTION ledger.chain_breaks()
 RETURNS TABLE ("position" bigint, stream text, version integer, problem text, detail text)
 LANGUAGE sql STABLE AS $$
-WITH forked AS MATERIALIZED (
-    SELECT s.stream, count(*) AS owners FROM ledger.streams s GROUP BY s.stream HAVING count(*) > 1
-), chained AS (
+WITH chained AS (
     SELECT e.position, e.stream, e.version, e.prev_hash, e.hash,
            ledger.event_hash(e.prev_hash, e.stream, e.version, e.type, e.occurred_at, e.data) AS recomputed,
            lag(e.version) OVER w AS prev_version,
@@ -27,22 +25,19 @@ WITH forked AS MATERIALIZED (
            lag(e.position) OVER w AS prev_position,
            lead(e.version) OVER w IS NULL AS is_last
       FROM ledger.events e
-     WHERE e.stream NOT IN (SELECT f.stream FROM forked f)
     WINDOW w AS (PARTITION BY e.stream ORDER BY e.version, e.position, e.user_id)
 ), breaks AS (
-    SELECT c.position, c.stream, c.version, 'removed' AS problem,
-           CASE WHEN c.version = coalesce(c.prev_version, 0) + 2
+    SELECT c.position, c.stream, c.version,
+           CASE WHEN c.version = c.prev_version THEN 'unrecorded' ELSE 'removed' END AS problem,
+           CASE WHEN c.version = c.prev_version
+                THEN format('the stream has another event with this version (position %s): one of them was not written by ledger.append',
+                            c.prev_position)
+                WHEN c.version = coalesce(c.prev_version, 0) + 2
                 THEN format('version %s of the stream is missing before it: that event was removed', c.version - 1)
                 ELSE format('versions %s to %s of the stream are missing before it: those events were removed',
                             coalesce(c.prev_version, 0) + 1, c.version - 1) END AS detail
       FROM chained c
-     WHERE c.version > coalesce(c.prev_version, 0) + 1
-    UNION ALL
-    SELECT c.position, c.stream, c.version, 'unrecorded',
-           format('the stream has another event with this version (position %s): one of them was not written by ledger.append',
-                  c.prev_position)
-      FROM chained c
-     WHERE c.version = c.prev_version
+     WHERE c.version <> coalesce(c.prev_version, 0) + 1
     UNION ALL
     SELECT c.position, c.stream, c.version, 'altered',
            'its content no longer matches its hash: the event was changed after it was appended'
@@ -74,18 +69,21 @@ WITH forked AS MATERIALIZED (
                 WHEN l.version > s.version
                 THEN format('the stream''s head is at version %s: events after it were not written by ledger.append', s.version)
                 ELSE 'its hash is not the stream''s head hash: it was changed and re-hashed, or the head was changed' END
-      FROM (SELECT * FROM ledger.streams WHERE stream NOT IN (SELECT f.stream FROM forked f)) s
+      FROM ledger.streams s
       FULL JOIN (SELECT * FROM chained WHERE is_last) l ON l.stream = s.stream
      WHERE s.stream IS NULL OR l.stream IS NULL OR l.version <> s.version OR l.hash <> s.head_hash
-    UNION ALL
-    SELECT (SELECT min(e.position) FROM ledger.events e WHERE e.user_id = s.user_id AND e.stream = s.stream),
-           s.stream, s.version, 'forked',
-           format('the stream has heads under %s owners, this one under %s: a stream''s name is one owner''s, so events were appended under another owner than its key''s',
-                  f.owners, quote_literal(s.user_id))
-      FROM ledger.streams s JOIN forked f ON f.stream = s.stream
+), forked AS (
+    -- Checked apart, after the scan of the log (a filter inside it would keep the sort serial).
+    SELECT s.stream, count(*) AS owners FROM ledger.streams s GROUP BY s.stream HAVING count(*) > 1
 )
 SELECT position, stream, version, problem, detail
-  FROM breaks
+  FROM (SELECT * FROM breaks WHERE stream NOT IN (SELECT f.stream FROM forked f)
+        UNION ALL
+        SELECT (SELECT min(e.position) FROM ledger.events e WHERE e.user_id = s.user_id AND e.stream = s.stream),
+               s.stream, s.version, 'forked',
+               format('the stream has heads under %s owners, this one under %s: a stream''s name is one owner''s, so events were appended under another owner than its key''s',
+                      f.owners, quote_literal(s.user_id))
+          FROM ledger.streams s JOIN forked f ON f.stream = s.stream) found
  ORDER BY position NULLS LAST, stream, version, problem
 $$;
 REVOKE ALL ON FUNCTION ledger.chain_breaks() FROM PUBLIC;
