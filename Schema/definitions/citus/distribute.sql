@@ -5,10 +5,10 @@
 -- PostgreSQL. On an existing ledger moved onto Citus, Citus copies each table's rows as it places
 -- it.
 --
--- The catalogs, small and read by every node, are reference tables: a copy on each node, written
--- everywhere at once (2PC). The field rules, read by every payment check (ledger.payment_rules),
--- the API keys, and the products (a projection: a rebuild swaps in a new table, and places it
--- again by calling this in the swap's transaction).
+-- The catalogs, small and read by every node, are reference tables (ledger.distribution_plan): a
+-- copy on each node, written everywhere at once (2PC). The field rules, read by every payment
+-- check (ledger.payment_rules), the API keys, and the products (a projection: a rebuild swaps in
+-- a new table, and places it again by calling this in the swap's transaction).
 CREATE OR REPLACE FUNCTION ledger.distribute() RETURNS text[]
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -21,7 +21,7 @@ BEGIN
     IF NOT EXISTS (SELECT FROM pg_dist_node WHERE groupid <> 0 AND noderole = 'primary' AND isactive) THEN
         RETURN v_placed;
     END IF;
-    FOREACH t IN ARRAY ARRAY['ledger.field_rules', 'ledger.api_keys', 'ledger.products'] LOOP
+    FOR t IN SELECT p.table_name FROM ledger.distribution_plan() AS p WHERE p.placement = 'reference' LOOP
         IF NOT EXISTS (SELECT FROM pg_dist_partition WHERE logicalrelid = t::regclass) THEN
             PERFORM create_reference_table(t::regclass);
             v_placed := v_placed || t;

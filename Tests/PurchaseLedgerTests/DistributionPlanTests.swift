@@ -1,0 +1,66 @@
+import LedgerTestSupport
+import Postgres
+import PurchaseLedger
+import Testing
+
+/// `ledger.distribution_plan()` says where each table lives on a Citus cluster. On one server it
+/// is held to Citus's rule for distributed tables: every unique key includes the distribution
+/// column. (scripts/citus.sh applies the whole plan on a cluster.)
+@Suite("The distribution plan")
+struct DistributionPlanTests {
+    struct Placement: Equatable, CustomStringConvertible {
+        let table: String
+        let placement: String
+        let column: String?
+        var description: String { "\(table) \(placement) \(column ?? "-")" }
+    }
+
+    @Test func everyUniqueKeyOfADistributedTableIncludesItsColumn() async throws {
+        try await TestDatabase.with { db in
+            try db.withConnection { c throws in
+                let plan = try c.query("SELECT table_name, placement, column_name FROM ledger.distribution_plan()").map {
+                    Placement(table: try $0.decode("table_name"), placement: try $0.decode("placement"),
+                              column: try $0.decode("column_name", as: String?.self))
+                }
+                #expect(Set(plan.map(\.placement)) == ["reference", "owner", "key"], "\(plan)")
+                // Each unique key of each distributed table, and whether it holds the column.
+                let keys = try c.query("""
+                    SELECT p.table_name, k.conname, p.column_name,
+                           (SELECT a.attnum FROM pg_attribute a
+                             WHERE a.attrelid = p.table_name::regclass AND a.attname = p.column_name AND NOT a.attisdropped)
+                             = ANY (k.conkey) AS holds
+                      FROM ledger.distribution_plan() p
+                      JOIN pg_constraint k ON k.conrelid = p.table_name::regclass AND k.contype IN ('p', 'u')
+                     WHERE p.placement <> 'reference'
+                    """)
+                let lacking = try keys.filter { try $0.decode("holds", as: Bool?.self) != true }
+                    .map { "\(try $0.decode("table_name", as: String.self)) \(try $0.decode("conname", as: String.self))" }
+                #expect(lacking.isEmpty, "keys without their table's distribution column: \(lacking)")
+                let distributed = Set(plan.filter { $0.placement != "reference" }.map(\.table))
+                #expect(Set(try keys.map { try $0.decode("table_name", as: String.self) }) == distributed,
+                        "every distributed table has a key")
+            }
+        }
+    }
+
+    /// A table that holds a user's rows (it has `user_id`) is in the plan, so that a new one is
+    /// not left on the coordinator by mistake; so is every table the plan names.
+    @Test func everyTableWithAnOwnerIsPlaced() async throws {
+        try await TestDatabase.with { db in
+            try db.withConnection { c throws in
+                let unplaced = try c.query("""
+                    SELECT format('%s.%s', c.table_schema, c.table_name) AS t
+                      FROM information_schema.columns c
+                     WHERE c.table_schema = 'ledger' AND c.column_name = 'user_id'
+                    EXCEPT
+                    SELECT table_name FROM ledger.distribution_plan()
+                    """).map { try $0.decode("t", as: String.self) }
+                #expect(unplaced.isEmpty, "tables with an owner the plan does not place: \(unplaced)")
+                let missing = try c.query("""
+                    SELECT table_name FROM ledger.distribution_plan() WHERE to_regclass(table_name) IS NULL
+                    """).map { try $0.decode("table_name", as: String.self) }
+                #expect(missing.isEmpty, "tables the plan names that do not exist: \(missing)")
+            }
+        }
+    }
+}
