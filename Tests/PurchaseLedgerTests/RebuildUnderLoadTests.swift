@@ -62,25 +62,8 @@ struct RebuildUnderLoadTests {
             // Wait until the swap is blocked on the open transaction's locks, then commit it (on
             // a thread of its own, so that no other test can hold the watch up).
             let watch = Background { () throws -> (Bool, String) in
-                let observer = try db.connect()
-                defer { observer.close() }
-                let deadline = Date().addingTimeInterval(60)
-                while Date() < deadline, !rebuild.isFinished {
-                    if try observer.count("""
-                        SELECT count(*) FROM pg_stat_activity
-                         WHERE datname = current_database() AND application_name = 'ledger rebuild'
-                           AND wait_event_type = 'Lock' AND query LIKE 'LOCK TABLE%'
-                        """) > 0 {
-                        try late.executeScript(unsafeSQL: "COMMIT")
-                        return (true, "")
-                    }
-                    Thread.sleep(forTimeInterval: 0.001)
-                }
-                try late.executeScript(unsafeSQL: "COMMIT")
-                return (false, try observer.query("""
-                    SELECT coalesce(string_agg(concat_ws(' ', application_name, state, wait_event_type, left(query, 60)), '; '), '') AS a
-                      FROM pg_stat_activity WHERE datname = current_database()
-                    """)[0].decode("a", as: String.self))
+                defer { try? late.executeScript(unsafeSQL: "COMMIT") }
+                return try Self.lockWait(of: rebuild, in: db)
             }
             let (blocked, activity) = try #require(try await watch.value())
             #expect(blocked, "\(activity)")
@@ -95,5 +78,57 @@ struct RebuildUnderLoadTests {
                 #expect(try ProjectionVerifier(connection: c).verify().isEqual)
             }
         }
+    }
+
+    /// A vacuum of a table the swap replaces (autovacuum's, most often, on the tables the last
+    /// rebuild swapped in) holds it in share update exclusive mode. The swap waits for it in that
+    /// mode, which writers' locks do not meet, and swaps at its first attempt; it used to give up
+    /// on it at once and retry until the vacuum ended (a minute at most, then the rebuild failed).
+    @Test func theSwapWaitsForAVacuumOfATableItReplacesAndSwapsAtOnce() async throws {
+        try await TestDatabase.with { db in
+            _ = try db.withConnection { c throws in try RebuildFixtures.ingestDemo(c, users: 20) }
+            let vacuum = try db.connect()
+            defer { vacuum.close() }
+            try vacuum.executeScript(unsafeSQL: "BEGIN; LOCK TABLE ledger.lineage_states IN SHARE UPDATE EXCLUSIVE MODE")
+            let rebuild = Background {
+                try db.withConnection { c in try ProjectionRebuilder(connection: c).rebuild() }
+            }
+            // Once the swap waits on the table, the vacuum goes on a while, then ends.
+            let watch = Background { () throws -> (Bool, String) in
+                defer { try? vacuum.executeScript(unsafeSQL: "COMMIT") }
+                let (waited, activity) = try Self.lockWait(of: rebuild, in: db)
+                if waited { Thread.sleep(forTimeInterval: 0.3) }
+                return (waited, activity)
+            }
+            let (waited, activity) = try #require(try await watch.value())
+            #expect(waited, "the swap never waited for the vacuum's lock: \(activity)")
+            let summary = try #require(try await rebuild.value())
+            #expect(summary.swapAttempts == 1, "\(summary)")
+            try db.withConnection { c throws in
+                #expect(try ProjectionVerifier(connection: c).verify().isEqual)
+            }
+        }
+    }
+
+    /// Watches, on a connection of its own, until the rebuild waits for a table lock (true), or
+    /// it ends or a minute passes (false, and what the database's sessions were doing).
+    static func lockWait<T>(of rebuild: Background<T>, in db: TestDatabase) throws -> (Bool, String) {
+        let observer = try db.connect()
+        defer { observer.close() }
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline, !rebuild.isFinished {
+            if try observer.count("""
+                SELECT count(*) FROM pg_stat_activity
+                 WHERE datname = current_database() AND application_name = 'ledger rebuild'
+                   AND wait_event_type = 'Lock' AND query LIKE 'LOCK TABLE%'
+                """) > 0 {
+                return (true, "")
+            }
+            Thread.sleep(forTimeInterval: 0.001)
+        }
+        return (false, try observer.query("""
+            SELECT coalesce(string_agg(concat_ws(' ', application_name, state, wait_event_type, left(query, 60)), '; '), '') AS a
+              FROM pg_stat_activity WHERE datname = current_database()
+            """)[0].decode("a", as: String.self))
     }
 }

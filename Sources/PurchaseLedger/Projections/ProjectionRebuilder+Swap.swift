@@ -6,9 +6,9 @@ extension ProjectionRebuilder {
     /// Tries the swap until it gets its locks, catching up without locks between attempts.
     /// Returns the events applied under the lock of the attempt that committed.
     func swapWithRetries(seen: inout String, summary: inout RebuildSummary) throws -> Int {
-        // The first lock (payments) and the last (the log) are taken while holding nothing a
-        // writer waits for: they may wait past deadlock_timeout, which also makes the server
-        // cancel an autovacuum that holds the table. The locks in between are taken while holding
+        // The first locks (every table in share update exclusive mode, then payments) and the
+        // last (the log) are taken while holding nothing a writer waits for: they may wait past
+        // deadlock_timeout, which also makes the server cancel an autovacuum that holds a table. The locks in between are taken while holding
         // payments: their waits stay well under deadlock_timeout, so that when a writer and the
         // swap wait for each other, the swap gives up first and the writer never sees a deadlock.
         let deadlockMilliseconds = try connection.query("""
@@ -58,9 +58,18 @@ extension ProjectionRebuilder {
             if let materialized = before.first(where: { $0.kind == "m" }) {
                 throw RebuildError.materializedViewDepends(materialized.name)
             }
+            // A vacuum (autovacuum, most often: the tables a rebuild swapped in are new and large)
+            // holds a table in share update exclusive mode, and the short waits below would give
+            // up on it and retry until it ends. This mode waits for it, long enough for the server
+            // to cancel an autovacuum in the way (after deadlock_timeout), and conflicts with no
+            // writer's lock; held to the end, it keeps a new vacuum off these tables. By name, the
+            // order in which ledger.refresh_statistics analyses them, so that the two never wait
+            // for each other in a circle.
+            try c.execute("SELECT set_config('lock_timeout', \("\(longWait)ms"), true)")
+            let byName = tables.sorted { $0.name < $1.name }.map(name)
+            try c.execute("LOCK TABLE \(byName.joined(separator: ", ")) IN SHARE UPDATE EXCLUSIVE MODE")
             // Writers touch payments first: once it is held, no new command gets further. Then
             // the dependent views, the other tables, and the log (appends in flight finish first).
-            try c.execute("SELECT set_config('lock_timeout', \("\(longWait)ms"), true)")
             try c.execute("LOCK TABLE \(name(tables[0])) IN ACCESS EXCLUSIVE MODE")
             // View names come quoted from the catalog (format('%I.%I')).
             let rest = before.filter { $0.kind == "v" }.map { SQL(unsafeSQL: $0.name) } + tables.dropFirst().map(name)
