@@ -118,7 +118,7 @@ extension Connection {
     /// restore's user (`restore:`, the owner itself); a product (`product:`, no user: `''`).
     /// A stream whose owner is not its key's (or of a name of another shape) disagrees. When
     /// none does, the key registries keep the stream names unique across owners as well, which
-    /// the log's keys need once they include the owner.
+    /// the log's keys, beginning with the owner, leave to them.
     public func streamKeyAgreement() throws -> (streams: Int, disagreeing: Int) {
         let row = try query("""
             SELECT count(*) AS streams, count(*) FILTER (WHERE o.key_owner IS DISTINCT FROM s.user_id) AS disagreeing

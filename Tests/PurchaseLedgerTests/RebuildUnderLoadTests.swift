@@ -82,8 +82,9 @@ struct RebuildUnderLoadTests {
 
     /// A vacuum of a table the swap replaces (autovacuum's, most often, on the tables the last
     /// rebuild swapped in) holds it in share update exclusive mode. The swap waits for it in that
-    /// mode, which writers' locks do not meet, and swaps at its first attempt; it used to give up
-    /// on it at once and retry until the vacuum ended (a minute at most, then the rebuild failed).
+    /// mode, which writers' locks do not meet, and swaps at its first attempt, where a short wait
+    /// would give up at once and retry until the vacuum ends (a minute at most, then the rebuild
+    /// fails).
     @Test func theSwapWaitsForAVacuumOfATableItReplacesAndSwapsAtOnce() async throws {
         try await TestDatabase.with { db in
             _ = try db.withConnection { c throws in try RebuildFixtures.ingestDemo(c, users: 20) }

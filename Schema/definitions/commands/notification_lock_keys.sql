@@ -4,8 +4,8 @@
 -- A payment the Play Developer API described ('learnedPayment') belongs to the lineage of the
 -- token's latest subscription payment (ledger.token_payment, as ledger.apply_notification reads
 -- it), read here before any lock is taken, so that every key is taken in the one order; a new
--- token's lineage is the one the answer names. A Google notification that carries its payment ('payment') locks that
--- payment's keys.
+-- token's lineage is the one the answer names. A Google notification that carries its payment
+-- ('payment') locks that payment's keys.
 CREATE OR REPLACE FUNCTION ledger.notification_lock_keys(n jsonb) RETURNS text[]
 LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE

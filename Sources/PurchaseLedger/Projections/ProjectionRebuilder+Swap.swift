@@ -8,9 +8,10 @@ extension ProjectionRebuilder {
     func swapWithRetries(seen: inout String, summary: inout RebuildSummary) throws -> Int {
         // The first locks (every table in share update exclusive mode, then payments) and the
         // last (the log) are taken while holding nothing a writer waits for: they may wait past
-        // deadlock_timeout, which also makes the server cancel an autovacuum that holds a table. The locks in between are taken while holding
-        // payments: their waits stay well under deadlock_timeout, so that when a writer and the
-        // swap wait for each other, the swap gives up first and the writer never sees a deadlock.
+        // deadlock_timeout, which also makes the server cancel an autovacuum that holds a table.
+        // The locks in between are taken while holding payments: their waits stay well under
+        // deadlock_timeout, so that when a writer and the swap wait for each other, the swap
+        // gives up first and the writer never sees a deadlock.
         let deadlockMilliseconds = try connection.query("""
             SELECT (extract(epoch FROM current_setting('deadlock_timeout')::interval) * 1000)::bigint AS ms
             """)[0].decode("ms", as: Int.self)
