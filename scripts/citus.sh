@@ -169,7 +169,8 @@ citus_reference_tables() {
 citus_smoke() {
     citus_start >/dev/null || return 1
     local ok=0
-    citus_check_new_database && citus_check_moved_ledger && citus_check_distribution_plan && citus_check_worker_killed &&
+    citus_check_new_database && citus_check_moved_ledger && citus_check_distribution_plan &&
+        citus_check_distributed_projection && citus_check_worker_killed &&
         citus_check_scenarios && citus_check_model || ok=1
     citus_stop
     return $ok
@@ -363,20 +364,12 @@ citus_check_moved_ledger() {
     return $ok
 }
 
-# The whole plan of ledger.distribution_plan applied to a demo ledger of its own, which the
-# ledger itself does not do yet (only the catalogs are placed): Citus accepts every key of the
-# user-owned tables and of the registries, keeps every row, and ledger.append appends to a stream
-# of the distributed log, on the owner's worker. What does not run there yet is in
-# docs/scale-out.md.
-citus_check_distribution_plan() {
-    local name="ledger_citus_plan_$$" url before after version ok=0
-    echo "  every table distributed by the plan (ledger.distribution_plan), in a ledger of its own:"
-    citus_create_database "$name"
-    url=$(citus_conninfo 0 "$name")
-    if "$CITUS_LEDGER" migrate --database-url "$url" >/dev/null &&
-        "$CITUS_LEDGER" demo --users 50 --database-url "$url" >/dev/null &&
-        before=$(psql "$url" -Atqc "SELECT count(*) FROM ledger.events") &&
-        psql "$url" -Atq -v ON_ERROR_STOP=1 >/dev/null <<'SQL' &&
+# Every table of ledger.distribution_plan placed in the database at conninfo $1, the log first,
+# the other tables of its owners colocated with it, each registry by its own key; then the
+# projection's functions installed again, which on a distributed log run under custom plans
+# (install_project_range.sql). What `ledger migrate` is to do on a cluster, not built yet.
+citus_distribute_plan() {
+    psql "$1" -Atq -v ON_ERROR_STOP=1 >/dev/null <<'SQL'
 SET citus.enable_unsafe_triggers = on;
 SET client_min_messages = warning;
 DO $plan$
@@ -392,7 +385,24 @@ BEGIN
     END LOOP;
 END
 $plan$;
+SELECT ledger.install_project_range('ledger');
 SQL
+}
+
+# The whole plan of ledger.distribution_plan applied to a demo ledger of its own, which the
+# ledger itself does not do yet (only the catalogs are placed): Citus accepts every key of the
+# user-owned tables and of the registries, keeps every row, and ledger.append appends to a stream
+# of the distributed log, on the owner's worker. What does not run there yet is in
+# docs/scale-out.md.
+citus_check_distribution_plan() {
+    local name="ledger_citus_plan_$$" url before after version ok=0
+    echo "  every table distributed by the plan (ledger.distribution_plan), in a ledger of its own:"
+    citus_create_database "$name"
+    url=$(citus_conninfo 0 "$name")
+    if "$CITUS_LEDGER" migrate --database-url "$url" >/dev/null &&
+        "$CITUS_LEDGER" demo --users 50 --database-url "$url" >/dev/null &&
+        before=$(psql "$url" -Atqc "SELECT count(*) FROM ledger.events") &&
+        citus_distribute_plan "$url" &&
         after=$(psql "$url" -Atqc "SELECT count(*) FROM ledger.events") &&
         psql "$url" -Atq -v ON_ERROR_STOP=1 \
             -c "SELECT ledger.append('payment:plan-1', 'PurchaseRecorded', '{\"userId\": \"u-plan\", \"paymentSeq\": \"plan-1\"}', now())" \
@@ -417,6 +427,55 @@ SQL
         ok=1
     fi
     citus_drop_database "$name"
+    return $ok
+}
+
+# The projection on a distributed ledger: a ledger of one server's tables (the catalogs placed,
+# as `ledger migrate` makes it) gets a demo and scripts/citus/more-events.sql, every kind of
+# event; a ledger distributed by the whole plan (citus_distribute_plan) gets the same log
+# appended and projected one event per transaction, as the commands do it: every projection
+# table and registry holds the same rows in both (the time each payment was recorded aside).
+citus_check_distributed_projection() {
+    local source="ledger_citus_source_$$" target="ledger_citus_target_$$" from to t ok=0 mode tables
+    echo "  the projection on a distributed ledger, against one server's:"
+    citus_create_database "$source"
+    citus_create_database "$target"
+    from=$(citus_conninfo 0 "$source")
+    to=$(citus_conninfo 0 "$target")
+    tables="payments lineages auto_renew_changes entitled_spans lineage_states restores billing_states notifications
+            products account_links payment_aliases payment_keys transaction_keys lineage_keys token_keys notification_keys"
+    if "$CITUS_LEDGER" migrate --database-url "$from" >/dev/null &&
+        "$CITUS_LEDGER" demo --users 50 --database-url "$from" >/dev/null &&
+        psql "$from" -Atq -v ON_ERROR_STOP=1 -f "$ROOT/scripts/citus/more-events.sql" >/dev/null &&
+        "$CITUS_LEDGER" migrate --database-url "$to" >/dev/null &&
+        citus_distribute_plan "$to" &&
+        psql "$from" -Atq -v ON_ERROR_STOP=1 -c "
+            SELECT format('SELECT ledger.project_positions(ARRAY[ledger.append(%L, %L, %L::jsonb, %L::timestamptz, NULL, %L)], ARRAY[%L]);',
+                          stream, type, data, occurred_at, user_id, user_id)
+              FROM ledger.events ORDER BY position" >"$CITUS_HOME/replay.sql" &&
+        psql "$to" -Atq -v ON_ERROR_STOP=1 -f "$CITUS_HOME/replay.sql" >/dev/null; then
+        mode=$(psql "$to" -Atqc "SELECT array_to_string(proconfig, ' ') FROM pg_proc WHERE oid = 'ledger.project_positions(bigint[], text[])'::regprocedure")
+        case "$mode" in
+            *plan_cache_mode=force_custom_plan*) ;;
+            *) echo "Citus: project_positions on the distributed log runs with '$mode'" >&2; ok=1 ;;
+        esac
+        for t in $tables; do
+            if ! diff <(psql "$from" -Atqc "SELECT (to_jsonb(t) - 'recorded_at')::text FROM ledger.$t t ORDER BY 1") \
+                      <(psql "$to" -Atqc "SELECT (to_jsonb(t) - 'recorded_at')::text FROM ledger.$t t ORDER BY 1") >"$CITUS_HOME/projection.diff"; then
+                echo "Citus: ledger.$t differs between one server and the distributed ledger (< one server, > distributed):" >&2
+                head -6 "$CITUS_HOME/projection.diff" >&2
+                ok=1
+            fi
+        done
+        [ $ok -eq 0 ] &&
+            echo "  $(psql "$to" -Atqc "SELECT count(*) || ' events of ' || count(DISTINCT type) || ' kinds' FROM ledger.events")," \
+                 "projected one at a time on the distributed ledger: its $(echo $tables | wc -w) tables hold the same rows"
+    else
+        echo "Citus: the log could not be projected on the distributed ledger (above)" >&2
+        ok=1
+    fi
+    citus_drop_database "$source"
+    citus_drop_database "$target"
     return $ok
 }
 

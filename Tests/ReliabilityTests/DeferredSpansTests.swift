@@ -26,7 +26,7 @@ struct DeferredSpansTests {
                 // fill and settle them: only the command functions (their owner's rights) do.
                 #expect(writer.failure("INSERT INTO ledger.spans_settle (xact, target) VALUES (pg_current_xact_id(), 'ledger')") == SQLState("42501"))
                 #expect(writer.failure("SELECT count(*) FROM ledger.spans_due") == SQLState("42501"))
-                #expect(writer.failure("SELECT ledger.defer_spans('ledger', '{}', '{}', '{}', '{}')") == SQLState("42501"))
+                #expect(writer.failure("SELECT ledger.defer_spans('ledger', '{}', '{}', '{}', '{}', '{}')") == SQLState("42501"))
                 #expect(writer.failure("SELECT ledger.settle_spans('ledger')") == SQLState("42501"))
             }
             try db.withConnection { c throws in

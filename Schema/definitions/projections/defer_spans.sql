@@ -14,24 +14,29 @@ CREATE UNLOGGED TABLE IF NOT EXISTS ledger.spans_settle (
 );
 -- Each deferred lineage's earliest changed instant (its states are computed again from there,
 -- install_lineage_states.sql) and whether its spans change too (an auto-renew change leaves them).
+-- And its owner, the user of its payments: the spans and states are computed among that owner's
+-- rows (on a Citus cluster, on the owner's shard).
 ALTER TABLE ledger.spans_due ADD COLUMN IF NOT EXISTS since timestamptz NOT NULL DEFAULT '-infinity',
-                             ADD COLUMN IF NOT EXISTS spans boolean NOT NULL DEFAULT true;
+                             ADD COLUMN IF NOT EXISTS spans boolean NOT NULL DEFAULT true,
+                             ADD COLUMN IF NOT EXISTS user_id text NOT NULL DEFAULT '';
 REVOKE ALL ON ledger.spans_due, ledger.spans_settle FROM PUBLIC;
 
--- Defers the lineages' spans and states to the end of the transaction: each lineage with the
--- earliest instant its events changed (p_since) and whether its spans change (p_spans). A
--- lineage deferred again in the transaction keeps the earlier instant.
+-- Defers the lineages' spans and states to the end of the transaction: each lineage with its
+-- owner (p_owners), the earliest instant its events changed (p_since) and whether its spans
+-- change (p_spans). A lineage deferred again in the transaction keeps the earlier instant.
+-- A database made before the owners were deferred may hold the earlier forms: dropped here.
 DROP FUNCTION IF EXISTS ledger.defer_spans(text, text[], text[]);
+DROP FUNCTION IF EXISTS ledger.defer_spans(text, text[], text[], timestamptz[], boolean[]);
 CREATE OR REPLACE FUNCTION ledger.defer_spans(p_target text, p_stores text[], p_lineages text[],
-                                              p_since timestamptz[], p_spans boolean[])
+                                              p_owners text[], p_since timestamptz[], p_spans boolean[])
 RETURNS void
 LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $$
 BEGIN
     IF cardinality(p_stores) = 0 THEN RETURN; END IF;
-    INSERT INTO ledger.spans_due AS d (xact, target, store_code, lineage_id, since, spans)
-    SELECT pg_current_xact_id(), p_target, t.store_code, t.lineage_id, min(t.since), bool_or(t.spans)
-      FROM unnest(p_stores, p_lineages, p_since, p_spans) t(store_code, lineage_id, since, spans)
-     GROUP BY t.store_code, t.lineage_id
+    INSERT INTO ledger.spans_due AS d (xact, target, store_code, lineage_id, user_id, since, spans)
+    SELECT pg_current_xact_id(), p_target, t.store_code, t.lineage_id, t.user_id, min(t.since), bool_or(t.spans)
+      FROM unnest(p_stores, p_lineages, p_owners, p_since, p_spans) t(store_code, lineage_id, user_id, since, spans)
+     GROUP BY t.store_code, t.lineage_id, t.user_id
     ON CONFLICT (xact, target, store_code, lineage_id) DO UPDATE
        SET since = least(d.since, excluded.since), spans = d.spans OR excluded.spans
      WHERE excluded.since < d.since OR (excluded.spans AND NOT d.spans);
@@ -40,4 +45,4 @@ BEGIN
     ON CONFLICT DO NOTHING;
 END
 $$;
-REVOKE ALL ON FUNCTION ledger.defer_spans(text, text[], text[], timestamptz[], boolean[]) FROM PUBLIC;
+REVOKE ALL ON FUNCTION ledger.defer_spans(text, text[], text[], text[], timestamptz[], boolean[]) FROM PUBLIC;

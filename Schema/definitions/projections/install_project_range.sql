@@ -15,8 +15,8 @@
 --
 -- project_range is the same body with another event predicate, and a function of its own
 -- because each statement of a PL/pgSQL function keeps one generic plan, which the two callers
--- cannot share: a command's positions (`e.position = ANY (p_positions)`, estimated at a few
--- rows whatever the size of the log) need an index probe per event; a replay's range of up to
+-- cannot share: a command's positions (`e.position = ANY (p_positions) AND e.user_id = ANY
+-- (p_owners)`, estimated at a few rows whatever the size of the log) need an index probe per event; a replay's range of up to
 -- 250,000 events (`e.position BETWEEN p_from AND p_to`, estimated at 0.5 % of the log) needs
 -- the joins of a range. A predicate accepting either gives both callers one estimate, and a
 -- range spelled as its positions would make a replay descend the index once per event. So
@@ -32,7 +32,7 @@ AS $install$
 DECLARE
     -- project_positions' text that project_range replaces: the bounds line and the predicate.
     v_bounds    constant text := 'p_from bigint := p_positions[1]; p_to bigint := p_positions[cardinality(p_positions)];';
-    v_positions constant text := 'e.position = ANY (p_positions)';
+    v_positions constant text := 'e.position = ANY (p_positions) AND e.user_id = ANY (p_owners)';
     v_range     constant text := 'e.position BETWEEN p_from AND p_to';
     v_body      text;
 BEGIN
@@ -55,7 +55,13 @@ BEGIN
     -- No JIT: a generic plan's estimate for a range grows with the log (0.5 % of it), and
     -- past jit_above_cost every append compiled its statements (about 10M events in, a
     -- consume took 4 ms instead of 0.3).
-    CREATE OR REPLACE FUNCTION project_positions(p_positions bigint[])
+    -- p_owners: the owners of those events. Every statement reads the log by position and owner:
+    -- on a Citus cluster the owner names the shards that hold the events and their rows, and a
+    -- statement that names none goes to every shard (docs/scale-out.md).
+    -- A database made before the owners were named may hold project_positions(bigint[]): dropped
+    -- here.
+    DROP FUNCTION IF EXISTS project_positions(bigint[]);
+    CREATE OR REPLACE FUNCTION project_positions(p_positions bigint[], p_owners text[])
     RETURNS bigint
     LANGUAGE plpgsql
     SET search_path FROM CURRENT
@@ -71,10 +77,12 @@ BEGIN
         subscriptions boolean;
         span_stores   text[];
         span_lineages text[];
+        span_owners   text[];
         span_since    timestamptz[];
         span_flags    boolean[];
         product       record;
         released      record;
+        parked_row    record;
     BEGIN
         -- Which kinds of event there are (only their statements run) and whether there is a
         -- subscription payment. An append's one event is read directly.
@@ -82,13 +90,13 @@ BEGIN
             SELECT ARRAY[e.type],
                    e.type IN ('PurchaseRecorded', 'RenewalRecorded') AND e.data->>'productType' <> 'CONSUMABLE'
               INTO types, subscriptions
-              FROM ledger.events e WHERE e.position = p_from;
+              FROM ledger.events e WHERE e.position = ANY (p_positions) AND e.user_id = ANY (p_owners);
         ELSE
             SELECT coalesce(array_agg(DISTINCT e.type), '{}'),
                    coalesce(bool_or(e.type IN ('PurchaseRecorded', 'RenewalRecorded')
                                     AND e.data->>'productType' <> 'CONSUMABLE'), false)
               INTO types, subscriptions
-              FROM ledger.events e WHERE e.position = ANY (p_positions);
+              FROM ledger.events e WHERE e.position = ANY (p_positions) AND e.user_id = ANY (p_owners);
         END IF;
 
         -- A payment claims its paymentSeq and its store transaction in their registries, in
@@ -111,7 +119,7 @@ BEGIN
                CASE e.type WHEN 'RenewalRecorded' THEN 'renewal' ELSE 'purchase' END,
                e.position, e.recorded_at
           FROM ledger.events e, LATERAL (SELECT e.data AS d) x
-         WHERE e.position = ANY (p_positions)
+         WHERE e.position = ANY (p_positions) AND e.user_id = ANY (p_owners)
            AND e.type IN ('PurchaseRecorded', 'RenewalRecorded')
         RETURNING payment_seq, user_id, store_code, transaction_id, recorded_position, token_sha256),
         transactions AS (
@@ -136,7 +144,7 @@ BEGIN
               FROM ledger.events e,
                    LATERAL (SELECT e.data AS d, e.data->>'storeCode' AS store,
                                    ledger.lineage_id(e.data->>'originalTransactionId', e.data->>'transactionId') AS lineage) x
-             WHERE e.position = ANY (p_positions)
+             WHERE e.position = ANY (p_positions) AND e.user_id = ANY (p_owners)
                AND e.type IN ('PurchaseRecorded', 'RenewalRecorded')
                AND d->>'productType' <> 'CONSUMABLE'
              ORDER BY store, lineage, e.position
@@ -151,7 +159,7 @@ BEGIN
         UPDATE payments p
            SET consumed_at = e.occurred_at, consumed_position = e.position
           FROM ledger.events e
-         WHERE e.position = ANY (p_positions)
+         WHERE e.position = ANY (p_positions) AND e.user_id = ANY (p_owners)
            AND e.type = 'PaymentConsumed'
            AND p.user_id = e.user_id AND p.payment_seq = e.data->>'paymentSeq'
            AND p.consumed_at IS NULL;
@@ -162,7 +170,7 @@ BEGIN
            SET refunded_at = e.occurred_at, refunded_position = e.position,
                refund_reason = e.data->>'reason'
           FROM ledger.events e
-         WHERE e.position = ANY (p_positions)
+         WHERE e.position = ANY (p_positions) AND e.user_id = ANY (p_owners)
            AND e.type = 'PaymentRefunded'
            AND p.user_id = e.user_id AND p.payment_seq = e.data->>'paymentSeq'
            AND p.refunded_at IS NULL;
@@ -172,7 +180,7 @@ BEGIN
         INSERT INTO auto_renew_changes (store_code, original_transaction_id, changed_at, auto_renewing, position, user_id)
         SELECT e.data->>'storeCode', e.data->>'originalTransactionId', e.occurred_at, false, e.position, e.user_id
           FROM ledger.events e
-         WHERE e.position = ANY (p_positions)
+         WHERE e.position = ANY (p_positions) AND e.user_id = ANY (p_owners)
            AND e.type = 'AutoRenewCancelled';
         END IF;
 
@@ -182,7 +190,7 @@ BEGIN
                ARRAY(SELECT jsonb_array_elements_text(e.data->'recorded')),
                jsonb_array_length(e.data->'items')
           FROM ledger.events e
-         WHERE e.position = ANY (p_positions)
+         WHERE e.position = ANY (p_positions) AND e.user_id = ANY (p_owners)
            AND e.type = 'PurchasesRestored';
         END IF;
 
@@ -196,7 +204,7 @@ BEGIN
                coalesce(d->>'transactionId', d->>'orderId'), d->>'appAccountToken',
                decode(d->>'purchaseTokenSha256', 'hex'), e.user_id
           FROM ledger.events e, LATERAL (SELECT e.data AS d) x
-         WHERE e.position = ANY (p_positions) AND e.type = 'NotificationReceived'
+         WHERE e.position = ANY (p_positions) AND e.user_id = ANY (p_owners) AND e.type = 'NotificationReceived'
         RETURNING store_code, notification_id, user_id, position)
         INSERT INTO notification_keys (store_code, notification_id, user_id, position)
         SELECT store_code, notification_id, user_id, position FROM received;
@@ -204,22 +212,27 @@ BEGIN
 
         -- A release moves the parked notification to its user, as ledger.release_parked moves
         -- its stream: the row is deleted under '' and inserted under the release's owner (a
-        -- distributed row does not change its key), a row at a time as products are below.
-        -- Releases are rare.
+        -- distributed row does not change its key), a row at a time as products are below, and
+        -- each release read first: on a cluster the parked row and the release live with
+        -- different owners, which one statement cannot join. Releases are rare.
         IF 'NotificationReleased' = ANY(types) THEN
         FOR released IN
-            DELETE FROM notifications n USING ledger.events e
-             WHERE e.position = ANY (p_positions) AND e.type = 'NotificationReleased'
-               AND n.user_id = '' AND n.store_code = e.data->>'storeCode'
-               AND n.notification_id = e.data->>'notificationId'
-            RETURNING n.*, e.position AS release_position, e.user_id AS owner
+            SELECT e.position, e.user_id AS owner, e.data->>'storeCode' AS store_code,
+                   e.data->>'notificationId' AS notification_id
+              FROM ledger.events e
+             WHERE e.position = ANY (p_positions) AND e.user_id = ANY (p_owners) AND e.type = 'NotificationReleased'
+             ORDER BY e.position
         LOOP
+            DELETE FROM notifications n
+             WHERE n.user_id = '' AND n.store_code = released.store_code AND n.notification_id = released.notification_id
+            RETURNING n.* INTO parked_row;
+            CONTINUE WHEN NOT FOUND;
             INSERT INTO notifications (store_code, notification_id, notification_type, effect, effective_at,
                                        position, outcome, parked, released_position, lineage_key,
                                        transaction_key, account_key, token_key, user_id)
-            VALUES (released.store_code, released.notification_id, released.notification_type, released.effect,
-                    released.effective_at, released.position, released.outcome, false, released.release_position,
-                    released.lineage_key, released.transaction_key, released.account_key, released.token_key,
+            VALUES (parked_row.store_code, parked_row.notification_id, parked_row.notification_type, parked_row.effect,
+                    parked_row.effective_at, parked_row.position, parked_row.outcome, false, released.position,
+                    parked_row.lineage_key, parked_row.transaction_key, parked_row.account_key, parked_row.token_key,
                     released.owner);
             UPDATE notification_keys SET user_id = released.owner
              WHERE store_code = released.store_code AND notification_id = released.notification_id;
@@ -230,7 +243,7 @@ BEGIN
         INSERT INTO auto_renew_changes (store_code, original_transaction_id, changed_at, auto_renewing, position, user_id)
         SELECT e.data->>'storeCode', e.data->>'originalTransactionId', e.occurred_at, true, e.position, e.user_id
           FROM ledger.events e
-         WHERE e.position = ANY (p_positions) AND e.type = 'AutoRenewEnabled';
+         WHERE e.position = ANY (p_positions) AND e.user_id = ANY (p_owners) AND e.type = 'AutoRenewEnabled';
         END IF;
 
         IF 'BillingStateChanged' = ANY(types) THEN
@@ -239,7 +252,7 @@ BEGIN
         SELECT e.data->>'storeCode', e.data->>'originalTransactionId', e.occurred_at, e.data->>'state',
                (e.data->>'gracePeriodExpiresAt')::timestamptz, e.position, e.user_id
           FROM ledger.events e
-         WHERE e.position = ANY (p_positions) AND e.type = 'BillingStateChanged';
+         WHERE e.position = ANY (p_positions) AND e.user_id = ANY (p_owners) AND e.type = 'BillingStateChanged';
         END IF;
 
         -- A reversal: the payment's refund state is its stream's last refund or reversal.
@@ -253,22 +266,22 @@ BEGIN
                reversed_refund_at = before.occurred_at,
                refund_reversed_at = rev.occurred_at
           FROM (SELECT DISTINCT e.stream, e.user_id, e.data->>'paymentSeq' AS seq FROM ledger.events e
-                 WHERE e.position = ANY (p_positions) AND e.type = 'RefundReversed') t
+                 WHERE e.position = ANY (p_positions) AND e.user_id = ANY (p_owners) AND e.type = 'RefundReversed') t
           -- The stream's last refund or reversal so far says whether it stands refunded; its last
           -- reversal and the refund before that say which window was undone (a refund after
           -- the reversal, in the same range of a replay, leaves that window as the live path does).
           CROSS JOIN LATERAL (
                 SELECT x.type, x.occurred_at, x.position, x.data FROM ledger.events x
-                 WHERE x.stream = t.stream AND x.position <= p_to
+                 WHERE x.user_id = t.user_id AND x.stream = t.stream AND x.position <= p_to
                    AND x.type IN ('PaymentRefunded', 'RefundReversed')
                  ORDER BY x.version DESC LIMIT 1) last
           CROSS JOIN LATERAL (
                 SELECT x.occurred_at, x.position FROM ledger.events x
-                 WHERE x.stream = t.stream AND x.position <= p_to AND x.type = 'RefundReversed'
+                 WHERE x.user_id = t.user_id AND x.stream = t.stream AND x.position <= p_to AND x.type = 'RefundReversed'
                  ORDER BY x.version DESC LIMIT 1) rev
           LEFT JOIN LATERAL (
                 SELECT y.occurred_at FROM ledger.events y
-                 WHERE y.stream = t.stream AND y.position < rev.position AND y.type = 'PaymentRefunded'
+                 WHERE y.user_id = t.user_id AND y.stream = t.stream AND y.position < rev.position AND y.type = 'PaymentRefunded'
                  ORDER BY y.version DESC LIMIT 1) before ON true
          WHERE p.user_id = t.user_id AND p.payment_seq = t.seq;
         END IF;
@@ -280,7 +293,7 @@ BEGIN
           FROM (SELECT DISTINCT ON (e.data->>'paymentSeq') e.data->>'paymentSeq' AS seq, e.user_id,
                        (e.data->>'expiryTime')::timestamptz AS expiry_time, e.occurred_at
                   FROM ledger.events e
-                 WHERE e.position = ANY (p_positions) AND e.type = 'ExpiryExtended'
+                 WHERE e.position = ANY (p_positions) AND e.user_id = ANY (p_owners) AND e.type = 'ExpiryExtended'
                  ORDER BY e.data->>'paymentSeq', e.occurred_at DESC, e.position DESC) x
          WHERE p.user_id = x.user_id AND p.payment_seq = x.seq
            AND (p.extended_at IS NULL OR p.extended_at <= x.occurred_at);
@@ -291,13 +304,13 @@ BEGIN
         INSERT INTO payment_aliases (alias_seq, payment_seq, position, user_id)
         SELECT e.data->>'alias', e.data->>'paymentSeq', e.position, e.user_id
           FROM ledger.events e
-         WHERE e.position = ANY (p_positions) AND e.type = 'PaymentLinked' AND e.data->>'alias' IS NOT NULL
+         WHERE e.position = ANY (p_positions) AND e.user_id = ANY (p_owners) AND e.type = 'PaymentLinked' AND e.data->>'alias' IS NOT NULL
         RETURNING alias_seq, payment_seq, user_id, position)
         INSERT INTO payment_keys (payment_seq, user_id, position, names_seq)
         SELECT alias_seq, user_id, position, payment_seq FROM aliases;
         UPDATE payments p SET linked_token_sha256 = decode(e.data->>'purchaseTokenSha256', 'hex')
           FROM ledger.events e
-         WHERE e.position = ANY (p_positions) AND e.type = 'PaymentLinked'
+         WHERE e.position = ANY (p_positions) AND e.user_id = ANY (p_owners) AND e.type = 'PaymentLinked'
            AND p.user_id = e.user_id AND p.payment_seq = e.data->>'paymentSeq'
            AND p.linked_token_sha256 IS NULL;
         END IF;
@@ -311,7 +324,7 @@ BEGIN
                    e.data->>'productType' AS product_type, (e.data->>'price')::numeric AS price,
                    e.data->>'currency' AS currency, e.position
               FROM ledger.events e
-             WHERE e.position = ANY (p_positions) AND e.type = 'ProductDeclared'
+             WHERE e.position = ANY (p_positions) AND e.user_id = ANY (p_owners) AND e.type = 'ProductDeclared'
              ORDER BY e.data->>'storeCode', e.data->>'productId', e.position DESC
         LOOP
             INSERT INTO products (store_code, product_id, product_type, price, currency, position)
@@ -327,55 +340,56 @@ BEGIN
         INSERT INTO account_links (store_code, app_account_token, user_id, position)
         SELECT e.data->>'storeCode', e.data->>'appAccountToken', e.data->>'userId', e.position
           FROM ledger.events e
-         WHERE e.position = ANY (p_positions) AND e.type = 'AccountLinked'
+         WHERE e.position = ANY (p_positions) AND e.user_id = ANY (p_owners) AND e.type = 'AccountLinked'
         ON CONFLICT DO NOTHING;
         END IF;
 
         -- The step of entitled_spans and lineage_states (entitled_spans_step.sql): every lineage
-        -- the events touched, with the earliest instant they changed (a payment counts from its
-        -- purchase time; a billing or auto-renew change from its own time) and whether its spans
-        -- change (not for an auto-renew change alone), deferred to the commit.
+        -- the events touched, with its owner, the earliest instant they changed (a payment counts
+        -- from its purchase time; a billing or auto-renew change from its own time) and whether
+        -- its spans change (not for an auto-renew change alone), deferred to the commit.
         IF subscriptions OR types && ARRAY['PaymentRefunded', 'RefundReversed', 'ExpiryExtended', 'BillingStateChanged',
                                            'AutoRenewCancelled', 'AutoRenewEnabled'] THEN
             SELECT coalesce(array_agg(t.store_code), '{}'), coalesce(array_agg(t.lineage_id), '{}'),
+                   coalesce(array_agg(t.user_id), '{}'),
                    coalesce(array_agg(t.since), '{}'), coalesce(array_agg(t.spans), '{}')
-              INTO span_stores, span_lineages, span_since, span_flags
+              INTO span_stores, span_lineages, span_owners, span_since, span_flags
               FROM (SELECT e.data->>'storeCode' AS store_code,
                            ledger.lineage_id(e.data->>'originalTransactionId', e.data->>'transactionId') AS lineage_id,
-                           (e.data->>'purchaseTime')::timestamptz AS since, true AS spans
+                           e.user_id, (e.data->>'purchaseTime')::timestamptz AS since, true AS spans
                       FROM ledger.events e
-                     WHERE e.position = ANY (p_positions)
+                     WHERE e.position = ANY (p_positions) AND e.user_id = ANY (p_owners)
                        AND e.type IN ('PurchaseRecorded', 'RenewalRecorded')
                        AND e.data->>'productType' <> 'CONSUMABLE'
                     UNION ALL
-                    SELECT p.store_code, p.lineage_id, p.purchase_time, true
+                    SELECT p.store_code, p.lineage_id, p.user_id, p.purchase_time, true
                       FROM ledger.events e
                       JOIN payments p ON p.user_id = e.user_id AND p.payment_seq = e.data->>'paymentSeq'
-                     WHERE e.position = ANY (p_positions)
+                     WHERE e.position = ANY (p_positions) AND e.user_id = ANY (p_owners)
                        AND e.type IN ('PaymentRefunded', 'RefundReversed', 'ExpiryExtended')
                        AND p.lineage_id IS NOT NULL
                     UNION ALL
-                    SELECT e.data->>'storeCode', e.data->>'originalTransactionId', e.occurred_at,
+                    SELECT e.data->>'storeCode', e.data->>'originalTransactionId', e.user_id, e.occurred_at,
                            e.type = 'BillingStateChanged'
                       FROM ledger.events e
-                     WHERE e.position = ANY (p_positions)
+                     WHERE e.position = ANY (p_positions) AND e.user_id = ANY (p_owners)
                        AND e.type IN ('BillingStateChanged', 'AutoRenewCancelled', 'AutoRenewEnabled')) t;
 
-            PERFORM ledger.defer_spans(current_schema(), span_stores, span_lineages, span_since, span_flags);
+            PERFORM ledger.defer_spans(current_schema(), span_stores, span_lineages, span_owners, span_since, span_flags);
         END IF;
 
         RETURN applied;
     END
     $body$;
-    REVOKE ALL ON FUNCTION project_positions(bigint[]) FROM PUBLIC;
+    REVOKE ALL ON FUNCTION project_positions(bigint[], text[]) FROM PUBLIC;
 
     -- Applies the events with from <= position <= to: project_positions' body, with the range's
     -- bounds and predicate (see the top of this file).
     SELECT replace(replace(p.prosrc, v_bounds, ''), v_positions, v_range) INTO v_body
       FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
      WHERE n.nspname = target AND p.proname = 'project_positions';
-    IF strpos(v_body, 'p_positions') > 0 THEN
-        RAISE EXCEPTION 'install_project_range: project_positions names p_positions other than as % or in %',
+    IF strpos(v_body, 'p_positions') > 0 OR strpos(v_body, 'p_owners') > 0 THEN
+        RAISE EXCEPTION 'install_project_range: project_positions names p_positions or p_owners other than as % or in %',
                         v_positions, v_bounds;
     END IF;
     EXECUTE format($fn$
@@ -393,6 +407,18 @@ BEGIN
           FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
          WHERE n.nspname = target AND p.proname IN ('project_positions', 'project_range')) THEN
         RAISE EXCEPTION 'install_project_range: project_range and project_positions run with different settings';
+    END IF;
+    -- On a Citus cluster where the log is distributed, custom plans: Citus plans no INSERT …
+    -- SELECT from the log into a distributed table under a generic plan's parameters, and under
+    -- a custom plan the owners and the lineages are constants, which name the shards each
+    -- statement reads and writes (docs/scale-out.md). The statements are the same.
+    IF to_regclass('pg_catalog.pg_dist_partition') IS NOT NULL THEN
+        IF EXISTS (SELECT FROM pg_catalog.pg_dist_partition WHERE logicalrelid = 'ledger.events'::regclass) THEN
+            ALTER FUNCTION project_positions(bigint[], text[]) SET plan_cache_mode = force_custom_plan;
+            ALTER FUNCTION project_range(bigint, bigint) SET plan_cache_mode = force_custom_plan;
+            ALTER FUNCTION refresh_spans(text[], text[], text[]) SET plan_cache_mode = force_custom_plan;
+            ALTER FUNCTION refresh_states(text[], text[], timestamptz[], text[]) SET plan_cache_mode = force_custom_plan;
+        END IF;
     END IF;
 END
 $install$;
