@@ -15,10 +15,11 @@ CREATE UNLOGGED TABLE IF NOT EXISTS ledger.spans_settle (
 -- Each deferred lineage's earliest changed instant (its states are computed again from there,
 -- install_lineage_states.sql) and whether its spans change too (an auto-renew change leaves them).
 -- And its owner, the user of its payments: the spans and states are computed among that owner's
--- rows (on a Citus cluster, on the owner's shard).
+-- rows (on a Citus cluster, on the owner's shard). Named owner, not user_id: the rows are the
+-- transaction's notes, not a user's, and stay where it runs (ledger.distribution_plan).
 ALTER TABLE ledger.spans_due ADD COLUMN IF NOT EXISTS since timestamptz NOT NULL DEFAULT '-infinity',
                              ADD COLUMN IF NOT EXISTS spans boolean NOT NULL DEFAULT true,
-                             ADD COLUMN IF NOT EXISTS user_id text NOT NULL DEFAULT '';
+                             ADD COLUMN IF NOT EXISTS owner text NOT NULL DEFAULT '';
 REVOKE ALL ON ledger.spans_due, ledger.spans_settle FROM PUBLIC;
 
 -- Defers the lineages' spans and states to the end of the transaction: each lineage with its
@@ -33,10 +34,10 @@ RETURNS void
 LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $$
 BEGIN
     IF cardinality(p_stores) = 0 THEN RETURN; END IF;
-    INSERT INTO ledger.spans_due AS d (xact, target, store_code, lineage_id, user_id, since, spans)
-    SELECT pg_current_xact_id(), p_target, t.store_code, t.lineage_id, t.user_id, min(t.since), bool_or(t.spans)
-      FROM unnest(p_stores, p_lineages, p_owners, p_since, p_spans) t(store_code, lineage_id, user_id, since, spans)
-     GROUP BY t.store_code, t.lineage_id, t.user_id
+    INSERT INTO ledger.spans_due AS d (xact, target, store_code, lineage_id, owner, since, spans)
+    SELECT pg_current_xact_id(), p_target, t.store_code, t.lineage_id, t.owner, min(t.since), bool_or(t.spans)
+      FROM unnest(p_stores, p_lineages, p_owners, p_since, p_spans) t(store_code, lineage_id, owner, since, spans)
+     GROUP BY t.store_code, t.lineage_id, t.owner
     ON CONFLICT (xact, target, store_code, lineage_id) DO UPDATE
        SET since = least(d.since, excluded.since), spans = d.spans OR excluded.spans
      WHERE excluded.since < d.since OR (excluded.spans AND NOT d.spans);

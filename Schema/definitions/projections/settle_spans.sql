@@ -14,9 +14,9 @@ BEGIN
     DELETE FROM ledger.spans_settle WHERE xact = pg_current_xact_id() AND target = p_target;
     WITH due AS (
         DELETE FROM ledger.spans_due WHERE xact = pg_current_xact_id() AND target = p_target
-        RETURNING store_code, lineage_id, user_id, since, spans)
+        RETURNING store_code, lineage_id, owner, since, spans)
     SELECT coalesce(array_agg(store_code), '{}'), coalesce(array_agg(lineage_id), '{}'),
-           coalesce(array_agg(user_id), '{}'), coalesce(array_agg(since), '{}'), coalesce(array_agg(spans), '{}')
+           coalesce(array_agg(owner), '{}'), coalesce(array_agg(since), '{}'), coalesce(array_agg(spans), '{}')
       INTO v_stores, v_lineages, v_owners, v_since, v_spans FROM due;
     -- Two transactions can change one lineage under different command keys (a refund locks its
     -- payment, a renewal its lineage, a Google notification its token): each settles it from
