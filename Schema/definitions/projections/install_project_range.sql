@@ -16,13 +16,16 @@
 -- project_range is the same body with another event predicate, and a function of its own
 -- because each statement of a PL/pgSQL function keeps one generic plan, which the two callers
 -- cannot share: a command's positions (`e.position = ANY (p_positions) AND e.user_id = ANY
--- (p_owners)`, estimated at a few rows whatever the size of the log) need an index probe per event; a replay's range of up to
--- 250,000 events (`e.position BETWEEN p_from AND p_to`, estimated at 0.5 % of the log) needs
--- the joins of a range. A predicate accepting either gives both callers one estimate, and a
--- range spelled as its positions would make a replay descend the index once per event. So
--- project_range is made from project_positions' own text (pg_proc.prosrc) by the only template
--- left, two named replacements checked below: the bounds project_positions declares from its
--- array (project_range has them as parameters) and its predicate.
+-- (p_owners)`, estimated at a few rows whatever the size of the log) need an index probe per
+-- event; a replay's range of up to 250,000 events (`e.position BETWEEN p_from AND p_to`,
+-- estimated at 0.5 % of the log) needs the joins of a range. A predicate accepting either gives
+-- both callers one estimate, and a range spelled as its positions would make a replay descend
+-- the index once per event. So project_range is made from project_positions' own text
+-- (pg_proc.prosrc) by the only template left, three named replacements checked below: the
+-- bounds project_positions declares from its array (project_range has them as parameters), its
+-- predicate, and the owners named again on a table joined to the events, which a range drops.
+-- (On a Citus cluster a join with the events does not tell which shards of the other table to
+-- read: a statement names the owners on each table, or it reads and locks every shard.)
 CREATE OR REPLACE FUNCTION ledger.install_project_range(target text)
 RETURNS void
 LANGUAGE plpgsql
@@ -34,6 +37,9 @@ DECLARE
     v_bounds    constant text := 'p_from bigint := p_positions[1]; p_to bigint := p_positions[cardinality(p_positions)];';
     v_positions constant text := 'e.position = ANY (p_positions) AND e.user_id = ANY (p_owners)';
     v_range     constant text := 'e.position BETWEEN p_from AND p_to';
+    -- project_positions' filter on a table joined to the events (a regular expression): the
+    -- owners again, which project_range, reading every owner's events of its range, drops.
+    v_joined    constant text := ' AND [a-z]+\.user_id = ANY \(p_owners\)';
     v_body      text;
 BEGIN
     PERFORM ledger.install_entitled_spans(target);
@@ -161,7 +167,7 @@ BEGIN
           FROM ledger.events e
          WHERE e.position = ANY (p_positions) AND e.user_id = ANY (p_owners)
            AND e.type = 'PaymentConsumed'
-           AND p.user_id = e.user_id AND p.payment_seq = e.data->>'paymentSeq'
+           AND p.user_id = e.user_id AND p.user_id = ANY (p_owners) AND p.payment_seq = e.data->>'paymentSeq'
            AND p.consumed_at IS NULL;
         END IF;
 
@@ -172,7 +178,7 @@ BEGIN
           FROM ledger.events e
          WHERE e.position = ANY (p_positions) AND e.user_id = ANY (p_owners)
            AND e.type = 'PaymentRefunded'
-           AND p.user_id = e.user_id AND p.payment_seq = e.data->>'paymentSeq'
+           AND p.user_id = e.user_id AND p.user_id = ANY (p_owners) AND p.payment_seq = e.data->>'paymentSeq'
            AND p.refunded_at IS NULL;
         END IF;
 
@@ -272,18 +278,20 @@ BEGIN
           -- the reversal, in the same range of a replay, leaves that window as the live path does).
           CROSS JOIN LATERAL (
                 SELECT x.type, x.occurred_at, x.position, x.data FROM ledger.events x
-                 WHERE x.user_id = t.user_id AND x.stream = t.stream AND x.position <= p_to
+                 WHERE x.user_id = t.user_id AND x.user_id = ANY (p_owners) AND x.stream = t.stream AND x.position <= p_to
                    AND x.type IN ('PaymentRefunded', 'RefundReversed')
                  ORDER BY x.version DESC LIMIT 1) last
           CROSS JOIN LATERAL (
                 SELECT x.occurred_at, x.position FROM ledger.events x
-                 WHERE x.user_id = t.user_id AND x.stream = t.stream AND x.position <= p_to AND x.type = 'RefundReversed'
+                 WHERE x.user_id = t.user_id AND x.user_id = ANY (p_owners) AND x.stream = t.stream
+                   AND x.position <= p_to AND x.type = 'RefundReversed'
                  ORDER BY x.version DESC LIMIT 1) rev
           LEFT JOIN LATERAL (
                 SELECT y.occurred_at FROM ledger.events y
-                 WHERE y.user_id = t.user_id AND y.stream = t.stream AND y.position < rev.position AND y.type = 'PaymentRefunded'
+                 WHERE y.user_id = t.user_id AND y.user_id = ANY (p_owners) AND y.stream = t.stream
+                   AND y.position < rev.position AND y.type = 'PaymentRefunded'
                  ORDER BY y.version DESC LIMIT 1) before ON true
-         WHERE p.user_id = t.user_id AND p.payment_seq = t.seq;
+         WHERE p.user_id = t.user_id AND p.user_id = ANY (p_owners) AND p.payment_seq = t.seq;
         END IF;
 
         -- The newest extension (by the store's time) wins, whatever order they came in.
@@ -295,7 +303,7 @@ BEGIN
                   FROM ledger.events e
                  WHERE e.position = ANY (p_positions) AND e.user_id = ANY (p_owners) AND e.type = 'ExpiryExtended'
                  ORDER BY e.data->>'paymentSeq', e.occurred_at DESC, e.position DESC) x
-         WHERE p.user_id = x.user_id AND p.payment_seq = x.seq
+         WHERE p.user_id = x.user_id AND p.user_id = ANY (p_owners) AND p.payment_seq = x.seq
            AND (p.extended_at IS NULL OR p.extended_at <= x.occurred_at);
         END IF;
 
@@ -311,7 +319,7 @@ BEGIN
         UPDATE payments p SET linked_token_sha256 = decode(e.data->>'purchaseTokenSha256', 'hex')
           FROM ledger.events e
          WHERE e.position = ANY (p_positions) AND e.user_id = ANY (p_owners) AND e.type = 'PaymentLinked'
-           AND p.user_id = e.user_id AND p.payment_seq = e.data->>'paymentSeq'
+           AND p.user_id = e.user_id AND p.user_id = ANY (p_owners) AND p.payment_seq = e.data->>'paymentSeq'
            AND p.linked_token_sha256 IS NULL;
         END IF;
 
@@ -364,7 +372,8 @@ BEGIN
                     UNION ALL
                     SELECT p.store_code, p.lineage_id, p.user_id, p.purchase_time, true
                       FROM ledger.events e
-                      JOIN payments p ON p.user_id = e.user_id AND p.payment_seq = e.data->>'paymentSeq'
+                      JOIN payments p ON p.user_id = e.user_id AND p.user_id = ANY (p_owners)
+                                     AND p.payment_seq = e.data->>'paymentSeq'
                      WHERE e.position = ANY (p_positions) AND e.user_id = ANY (p_owners)
                        AND e.type IN ('PaymentRefunded', 'RefundReversed', 'ExpiryExtended')
                        AND p.lineage_id IS NOT NULL
@@ -385,12 +394,12 @@ BEGIN
 
     -- Applies the events with from <= position <= to: project_positions' body, with the range's
     -- bounds and predicate (see the top of this file).
-    SELECT replace(replace(p.prosrc, v_bounds, ''), v_positions, v_range) INTO v_body
+    SELECT regexp_replace(replace(replace(p.prosrc, v_bounds, ''), v_positions, v_range), v_joined, '', 'g') INTO v_body
       FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
      WHERE n.nspname = target AND p.proname = 'project_positions';
     IF strpos(v_body, 'p_positions') > 0 OR strpos(v_body, 'p_owners') > 0 THEN
-        RAISE EXCEPTION 'install_project_range: project_positions names p_positions or p_owners other than as % or in %',
-                        v_positions, v_bounds;
+        RAISE EXCEPTION 'install_project_range: project_positions names p_positions or p_owners other than as %, in % or as %',
+                        v_bounds, v_positions, v_joined;
     END IF;
     EXECUTE format($fn$
         CREATE OR REPLACE FUNCTION project_range(p_from bigint, p_to bigint)
