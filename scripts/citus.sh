@@ -450,11 +450,11 @@ citus_check_distributed_projection() {
         "$CITUS_LEDGER" migrate --database-url "$to" >/dev/null &&
         citus_distribute_plan "$to" &&
         psql "$from" -Atq -v ON_ERROR_STOP=1 -c "
-            SELECT format('SELECT ledger.project_positions(ARRAY[ledger.append(%L, %L, %L::jsonb, %L::timestamptz, NULL, %L)], ARRAY[%L]);',
+            SELECT format('SELECT ledger.project_positions(ARRAY[ledger.append(%L, %L, %L::jsonb, %L::timestamptz, NULL, %L)], %L);',
                           stream, type, data, occurred_at, user_id, user_id)
               FROM ledger.events ORDER BY position" >"$CITUS_HOME/replay.sql" &&
         psql "$to" -Atq -v ON_ERROR_STOP=1 -f "$CITUS_HOME/replay.sql" >/dev/null; then
-        mode=$(psql "$to" -Atqc "SELECT array_to_string(proconfig, ' ') FROM pg_proc WHERE oid = 'ledger.project_positions(bigint[], text[])'::regprocedure")
+        mode=$(psql "$to" -Atqc "SELECT array_to_string(proconfig, ' ') FROM pg_proc WHERE oid = 'ledger.project_positions(bigint[], text)'::regprocedure")
         case "$mode" in
             *plan_cache_mode=force_custom_plan*) ;;
             *) echo "Citus: project_positions on the distributed log runs with '$mode'" >&2; ok=1 ;;

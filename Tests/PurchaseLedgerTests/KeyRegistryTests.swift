@@ -31,7 +31,7 @@ struct KeyRegistryTests {
                 do {
                     try c.execute(SQL(unsafeSQL: """
                         SELECT ledger.project_positions(ARRAY[ledger.append(
-                                   'payment:by-u2', 'RenewalRecorded', jsonb_set(\(data), '{userId}', '"u2"'), now())], ARRAY['u2'])
+                                   'payment:by-u2', 'RenewalRecorded', jsonb_set(\(data), '{userId}', '"u2"'), now())], 'u2')
                           FROM ledger.events e WHERE e.type = 'PurchaseRecorded'
                         """))
                     Issue.record("u2's claim of \(key) of u1 was accepted")
@@ -116,7 +116,7 @@ struct KeyRegistryTests {
                 // first learned from a store notification), made by hand.
                 try c.execute("""
                     SELECT ledger.project_positions(ARRAY[ledger.append(
-                               'payment:P-1', 'PaymentLinked', '{"paymentSeq": "P-1", "userId": "u1", "alias": "A-1"}', now())], ARRAY['u1'])
+                               'payment:P-1', 'PaymentLinked', '{"paymentSeq": "P-1", "userId": "u1", "alias": "A-1"}', now())], 'u1')
                     """)
                 #expect(try c.count("SELECT count(*) FROM ledger.payment_keys WHERE payment_seq = 'A-1' AND names_seq = 'P-1'") == 1)
                 try c.executeScript(unsafeSQL: """

@@ -205,7 +205,7 @@ struct SetEngineTests {
                     DELETE FROM ledger.payment_keys WHERE payment_seq = 'P-2';
                     DELETE FROM ledger.transaction_keys WHERE transaction_id = 'T-P-2';
                     """)
-                try c.execute("SELECT ledger.project_positions(ARRAY[2]::bigint[], ARRAY[user_id]) FROM ledger.events WHERE position = 2")
+                try c.execute("SELECT ledger.project_positions(ARRAY[2]::bigint[], user_id) FROM ledger.events WHERE position = 2")
                 #expect(try c.count("SELECT count(*) FROM ledger.payments") == 3)
                 #expect(try c.count("SELECT count(*) FROM ledger.payment_keys") == 3)
                 try c.execute("ROLLBACK")

@@ -21,7 +21,7 @@ INSERT INTO more_events VALUES
  (12, 'notification:GG:n-1', 'NotificationReleased', '{"storeCode":"GG","notificationId":"n-1","userId":"u-y"}', '2026-11-09T13:00:00Z', 'u-y'),
  (13, 'notification:AS:n-2', 'NotificationReceived', '{"storeCode":"AS","notificationId":"n-2","notificationType":"DID_CHANGE_RENEWAL_STATUS","effect":"autoRenewOff","outcome":"applied","originalTransactionId":"x-tx-1","transactionId":"x-tx-2"}', '2026-11-10T12:00:00Z', 'u-x'),
  (14, 'lineage:AS:x-tx-1', 'AutoRenewCancelled', '{"storeCode":"AS","originalTransactionId":"x-tx-1","userId":"u-x","notificationId":"n-2"}', '2026-11-10T12:00:00Z', 'u-x');
-SELECT format('SELECT ledger.project_positions(ARRAY[ledger.append(%L, %L, %L::jsonb, %L::timestamptz, NULL, %L)], ARRAY[%L])',
+SELECT format('SELECT ledger.project_positions(ARRAY[ledger.append(%L, %L, %L::jsonb, %L::timestamptz, NULL, %L)], %L)',
               stream, type, data, at, owner, owner)
   FROM more_events ORDER BY n
 \gexec

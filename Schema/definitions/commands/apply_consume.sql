@@ -30,7 +30,7 @@ BEGIN
         -- The payment stream's head is locked by append: a refund or a link of another name may
         -- append to it at the same time.
         v_pos := ledger.append(o.stream, 'PaymentConsumed', o.data, p_at);
-        PERFORM ledger.project_positions(ARRAY[v_pos], ARRAY[ledger.event_owner(o.data, NULL)]);
+        PERFORM ledger.project_positions(ARRAY[v_pos], ledger.event_owner(o.data, NULL));
     END IF;
     RETURN o.outcome;
 END

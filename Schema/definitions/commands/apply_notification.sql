@@ -125,7 +125,7 @@ BEGIN
         END IF;
         v_pos := ledger.append('payment:' || v_seq, 'RefundReversed',
                                jsonb_build_object('paymentSeq', v_seq, 'userId', p_owner), v_at);
-        PERFORM ledger.project_positions(ARRAY[v_pos], ARRAY[p_owner]);
+        PERFORM ledger.project_positions(ARRAY[v_pos], p_owner);
         RETURN ROW('recorded', NULL, NULL, v_seq, NULL, NULL, NULL)::ledger.command_result;
     ELSIF v_effect = 'extend' THEN
         IF v_seq IS NULL OR n->>'expiryTime' IS NULL THEN
@@ -134,7 +134,7 @@ BEGIN
         v_pos := ledger.append('payment:' || v_seq, 'ExpiryExtended',
                                jsonb_build_object('paymentSeq', v_seq, 'userId', p_owner,
                                                   'expiryTime', n->>'expiryTime'), v_at);
-        PERFORM ledger.project_positions(ARRAY[v_pos], ARRAY[p_owner]);
+        PERFORM ledger.project_positions(ARRAY[v_pos], p_owner);
         RETURN ROW('recorded', NULL, NULL, v_seq, NULL, NULL, NULL)::ledger.command_result;
     END IF;
 
@@ -162,7 +162,7 @@ BEGIN
                                    'gracePeriodExpiresAt', n->>'gracePeriodExpiresAt',
                                    'notificationId', n->>'notificationId')), v_at);
     END IF;
-    PERFORM ledger.project_positions(ARRAY[v_pos], ARRAY[p_owner]);
+    PERFORM ledger.project_positions(ARRAY[v_pos], p_owner);
     RETURN ROW('recorded', NULL, NULL, NULL, NULL, NULL, NULL)::ledger.command_result;
 END
 $$;

@@ -36,7 +36,7 @@ BEGIN
         RETURN o.outcome;
     END IF;
     v_pos := ledger.append(o.stream, o.type, o.data, o.at);
-    PERFORM ledger.project_positions(ARRAY[v_pos], ARRAY[ledger.event_owner(o.data, NULL)]);
+    PERFORM ledger.project_positions(ARRAY[v_pos], ledger.event_owner(o.data, NULL));
     IF o.type <> 'PaymentLinked' THEN
         -- Its job (reading the purchase to acknowledge it), caused by its event; its purchase
         -- token is kept in the job only. A duplicate brings none: the first record's job stands.

@@ -153,7 +153,9 @@ BEGIN
         -- new payment's stream is new; a link's stream (the notification's payment) may be
         -- written by a consume of another name at the same time, so its head is locked first.
         v_positions := ledger.append_set(a_streams, a_types, a_data, a_times, 'PaymentLinked' = ANY (a_types));
-        PERFORM ledger.project_positions(v_positions, ARRAY(SELECT DISTINCT ledger.event_owner(x, NULL) FROM unnest(a_data) AS x));
+        -- Their owner, when the set has one (on a cluster, the one shard its statements go to).
+        PERFORM ledger.project_positions(v_positions, (SELECT CASE WHEN count(DISTINCT o) = 1 THEN min(o) END
+                                                         FROM (SELECT ledger.event_owner(x, NULL) FROM unnest(a_data) AS x) AS y(o)));
 
         -- A recorded payment's job (reading the purchase to acknowledge it), written with the
         -- payment and caused by its event; its purchase token, which the store's API needs, is

@@ -36,7 +36,7 @@ BEGIN
                            jsonb_build_object('storeCode', p_store_code,
                                               'originalTransactionId', p_original_transaction_id,
                                               'userId', l.user_id), p_time);
-    PERFORM ledger.project_positions(ARRAY[v_pos], ARRAY[l.user_id]);
+    PERFORM ledger.project_positions(ARRAY[v_pos], l.user_id);
     RETURN ROW('recorded', NULL, NULL, NULL, NULL, NULL, NULL)::ledger.command_result;
 END
 $$;

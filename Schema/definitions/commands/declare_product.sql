@@ -43,7 +43,7 @@ BEGIN
                            jsonb_strip_nulls(jsonb_build_object('storeCode', p_store_code, 'productId', p_product_id,
                                               'productType', p_product_type, 'price', p_price::text,
                                               'currency', p_currency)), now());
-    PERFORM ledger.project_positions(ARRAY[v_pos], ARRAY['']);
+    PERFORM ledger.project_positions(ARRAY[v_pos], '');
     RETURN ROW('recorded', NULL, NULL, NULL, NULL, NULL, NULL)::ledger.command_result;
 END
 $$;

@@ -26,7 +26,7 @@ BEGIN
     v_pos := ledger.append('account:' || p_store_code || ':' || p_token, 'AccountLinked',
                            jsonb_build_object('storeCode', p_store_code, 'appAccountToken', p_token,
                                               'userId', p_user_id), now());
-    PERFORM ledger.project_positions(ARRAY[v_pos], ARRAY[p_user_id]);
+    PERFORM ledger.project_positions(ARRAY[v_pos], p_user_id);
     PERFORM ledger.release_parked(p_store_code, NULL, NULL, p_token, NULL);
     RETURN ROW('recorded', NULL, NULL, NULL, NULL, NULL, NULL)::ledger.command_result;
 END

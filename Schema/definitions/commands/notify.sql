@@ -59,7 +59,7 @@ BEGIN
     v_pos := ledger.append('notification:' || v_store || ':' || v_id, 'NotificationReceived',
                            n || jsonb_build_object('outcome', v_outcome), (n->>'effectiveAt')::timestamptz, 0,
                            coalesce(v_owner, ''));
-    PERFORM ledger.project_positions(ARRAY[v_pos], ARRAY[coalesce(v_owner, '')]);
+    PERFORM ledger.project_positions(ARRAY[v_pos], coalesce(v_owner, ''));
     IF v_job IS NOT NULL AND v_outcome IN ('asked', 'applied', 'parked') THEN
         PERFORM ledger.add_job(v_job - 'secret', v_job->>'secret', v_pos);
         IF v_outcome = 'parked' THEN

@@ -24,7 +24,7 @@ BEGIN
     v_pos := ledger.append('payment:' || p.payment_seq, 'PaymentRefunded',
                            jsonb_strip_nulls(jsonb_build_object('paymentSeq', p.payment_seq, 'userId', p.user_id,
                                                                 'reason', p_reason)), p_time);
-    PERFORM ledger.project_positions(ARRAY[v_pos], ARRAY[p.user_id]);
+    PERFORM ledger.project_positions(ARRAY[v_pos], p.user_id);
     RETURN ROW('recorded', NULL, NULL, p_payment_seq, NULL, NULL, NULL)::ledger.command_result;
 END
 $$;

@@ -39,7 +39,7 @@ BEGIN
         v_pos := ledger.append(v_stream, 'NotificationReleased',
                                jsonb_build_object('storeCode', p_store, 'notificationId', w.notification_id,
                                                   'userId', v_owner), now());
-        PERFORM ledger.project_positions(ARRAY[v_pos], ARRAY[v_owner]);
+        PERFORM ledger.project_positions(ARRAY[v_pos], v_owner);
         r := ledger.apply_notification(w.data, v_owner);
         -- The jobs that waited for it (the acknowledgement of the payment it describes): due now
         -- that the payment is recorded, failed for good when it was refused.

@@ -53,7 +53,7 @@ BEGIN
                                               'recorded', to_jsonb(v_recorded),
                                               'items', (SELECT coalesce(jsonb_agg(i->'data'->>'paymentSeq'), '[]')
                                                           FROM jsonb_array_elements(p_items) AS i)), p_time);
-    PERFORM ledger.project_positions(ARRAY[v_pos], ARRAY[p_user_id]);
+    PERFORM ledger.project_positions(ARRAY[v_pos], p_user_id);
     RETURN ROW('restored', NULL, NULL, NULL, NULL, v_recorded,
                ARRAY(SELECT p.payment_seq
                        FROM ledger.lineages l

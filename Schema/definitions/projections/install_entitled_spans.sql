@@ -1,5 +1,5 @@
--- Makes <target>.refresh_spans(stores, lineages, owners): the entitled spans of these lineages,
--- computed again from <target>'s projection tables, among their owners' rows. The rules of a span:
+-- Makes <target>.refresh_spans(stores, lineages, owners, owner): the entitled spans of these
+-- lineages, computed again from <target>'s projection tables, among their owners' rows. The rules of a span:
 --
 -- A payment p is active at t when purchase_time <= t, t is before its expiry at t
 -- (ledger.expiry_at_instant: expiry_time, or extended_expiry_time from extended_at
@@ -36,12 +36,14 @@ BEGIN
     -- tables the unqualified names are (SET search_path FROM CURRENT; install_project_range.sql).
     PERFORM set_config('search_path', format('%I, pg_catalog, pg_temp', target), true);
     -- Generic plans, no sequential scans, no JIT: as project_range (install_project_range.sql).
-    -- Every table is read by the owner as well as by the lineage, in the join and as a filter of
-    -- its own (user_id = ANY (span_owners)): on a Citus cluster the filter names the shards to
-    -- read, which a join with the owners' array does not. A database made before the owners were
-    -- named may hold refresh_spans(text[], text[]): dropped here.
+    -- Every table is read by the owner as well as by the lineage, in the join, and when every
+    -- lineage is one owner's (span_owner; null otherwise) as a filter of its own: on a Citus
+    -- cluster the filter names the shard to read, which a join with the owners' array does not.
+    -- A database made before the owners were named may hold refresh_spans(text[], text[]):
+    -- dropped here.
     DROP FUNCTION IF EXISTS refresh_spans(text[], text[]);
-    CREATE OR REPLACE FUNCTION refresh_spans(span_stores text[], span_lineages text[], span_owners text[])
+    CREATE OR REPLACE FUNCTION refresh_spans(span_stores text[], span_lineages text[], span_owners text[],
+                                             span_owner text)
     RETURNS void
     LANGUAGE plpgsql
     SET search_path FROM CURRENT
@@ -53,7 +55,7 @@ BEGIN
         DELETE FROM entitled_spans s
          USING unnest(span_stores, span_lineages, span_owners) t(store_code, lineage_id, user_id)
          WHERE s.store_code = t.store_code AND s.lineage_id = t.lineage_id AND s.user_id = t.user_id
-           AND s.user_id = ANY (span_owners);
+           AND (span_owner IS NULL OR s.user_id = span_owner);
 
         INSERT INTO entitled_spans (store_code, lineage_id, with_sandbox, n, product_id, starts_at, ends_at,
                                          interval_start, ends_so_far, natural_end_so_far, billing_end_so_far,
@@ -75,7 +77,7 @@ BEGIN
                                p.user_id
                           FROM unnest(span_stores, span_lineages, span_owners) t(store_code, lineage_id, user_id)
                           JOIN payments p ON p.store_code = t.store_code AND p.lineage_id = t.lineage_id
-                                         AND p.user_id = t.user_id AND p.user_id = ANY (span_owners)
+                                         AND p.user_id = t.user_id AND (span_owner IS NULL OR p.user_id = span_owner)
                          CROSS JOIN (VALUES (false), (true)) v(with_sandbox)
                          CROSS JOIN LATERAL (
                                SELECT p.purchase_time, least(p.expiry_time, p.extended_at)
@@ -103,10 +105,10 @@ BEGIN
                                   FROM unnest(span_stores, span_lineages, span_owners) t(store_code, lineage_id, user_id)
                                   JOIN billing_states b
                                     ON b.store_code = t.store_code AND b.original_transaction_id = t.lineage_id
-                                   AND b.user_id = t.user_id AND b.user_id = ANY (span_owners)) g
+                                   AND b.user_id = t.user_id AND (span_owner IS NULL OR b.user_id = span_owner)) g
                           JOIN lineages l
                             ON l.store_code = g.store_code AND l.original_transaction_id = g.original_transaction_id
-                           AND l.user_id = g.user_id AND l.user_id = ANY (span_owners)
+                           AND l.user_id = g.user_id AND (span_owner IS NULL OR l.user_id = span_owner)
                           JOIN (SELECT b.store_code, b.original_transaction_id, b.position, b.user_id,
                                        min(r.purchase_time) AS first_purchase,
                                        min(r.purchase_time) FILTER (WHERE r.transaction_id <> r.lineage_id
@@ -115,10 +117,10 @@ BEGIN
                                   FROM unnest(span_stores, span_lineages, span_owners) t(store_code, lineage_id, user_id)
                                   JOIN billing_states b
                                     ON b.store_code = t.store_code AND b.original_transaction_id = t.lineage_id
-                                   AND b.user_id = t.user_id AND b.user_id = ANY (span_owners)
+                                   AND b.user_id = t.user_id AND (span_owner IS NULL OR b.user_id = span_owner)
                                   JOIN payments r
                                     ON r.store_code = b.store_code AND r.lineage_id = b.original_transaction_id
-                                   AND r.user_id = b.user_id AND r.user_id = ANY (span_owners)
+                                   AND r.user_id = b.user_id AND (span_owner IS NULL OR r.user_id = span_owner)
                                  WHERE b.state = 'inGracePeriod'
                                  GROUP BY b.store_code, b.original_transaction_id, b.position, b.user_id) q
                             ON q.store_code = g.store_code AND q.original_transaction_id = g.original_transaction_id
@@ -132,7 +134,7 @@ BEGIN
                      ORDER BY o.starts_at, o.ends_at, o.product_id, o.cause ROWS UNBOUNDED PRECEDING);
     END
     $body$;
-    REVOKE ALL ON FUNCTION refresh_spans(text[], text[], text[]) FROM PUBLIC;
+    REVOKE ALL ON FUNCTION refresh_spans(text[], text[], text[], text) FROM PUBLIC;
 END
 $install$;
 REVOKE ALL ON FUNCTION ledger.install_entitled_spans(text) FROM PUBLIC;

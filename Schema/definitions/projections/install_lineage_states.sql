@@ -1,5 +1,5 @@
 -- Makes <target>.lineage_states (if missing) and <target>.refresh_states(stores, lineages, since,
--- owners): each subscription lineage's state over time, computed among its owner's rows, so that ledger.subscriptions_at reads a lineage
+-- owners, owner): each subscription lineage's state over time, computed among its owner's rows, so that ledger.subscriptions_at reads a lineage
 -- at an instant with one backward index step instead of aggregating its payments
 -- (BENCHMARKS.md, "subscriptions --at from lineage states").
 --
@@ -63,12 +63,13 @@ BEGIN
     GRANT SELECT ON lineage_states TO ledger_reader, ledger_writer;
 
     -- Generic plans, no sequential scans, no JIT: as project_range (install_project_range.sql).
-    -- Every table is read by the owner as well as by the lineage, in the join and as a filter of
-    -- its own, as refresh_spans reads them (install_entitled_spans.sql). A database made before
-    -- the owners were named may hold refresh_states(text[], text[], timestamptz[]): dropped here.
+    -- Every table is read by the owner as well as by the lineage, in the join, and when every
+    -- lineage is one owner's (state_owner; null otherwise) as a filter of its own, as
+    -- refresh_spans reads them (install_entitled_spans.sql). A database made before the owners
+    -- were named may hold refresh_states(text[], text[], timestamptz[]): dropped here.
     DROP FUNCTION IF EXISTS refresh_states(text[], text[], timestamptz[]);
     CREATE OR REPLACE FUNCTION refresh_states(state_stores text[], state_lineages text[],
-                                              state_since timestamptz[], state_owners text[])
+                                              state_since timestamptz[], state_owners text[], state_owner text)
     RETURNS void
     LANGUAGE plpgsql
     SET search_path FROM CURRENT
@@ -80,7 +81,7 @@ BEGIN
         DELETE FROM lineage_states s
          USING unnest(state_stores, state_lineages, state_since, state_owners) t(store_code, lineage_id, since, user_id)
          WHERE s.store_code = t.store_code AND s.lineage_id = t.lineage_id AND s.user_id = t.user_id
-           AND s.user_id = ANY (state_owners) AND s.valid_from >= t.since;
+           AND (state_owner IS NULL OR s.user_id = state_owner) AND s.valid_from >= t.since;
 
         INSERT INTO lineage_states (store_code, lineage_id, valid_from, first_purchase, latest_payment_seq,
                                          live_expiry, revoked_until, auto_renewing, billing_state,
@@ -96,7 +97,7 @@ BEGIN
                    p.refunded_at IS NULL AND p.reversed_refund_at IS NULL AND p.extended_at IS NULL AS plain
               FROM due t
               JOIN payments p ON p.store_code = t.store_code AND p.lineage_id = t.lineage_id
-                             AND p.user_id = t.user_id AND p.user_id = ANY (state_owners)
+                             AND p.user_id = t.user_id AND (state_owner IS NULL OR p.user_id = state_owner)
         ), points AS (
             SELECT p.store_code, p.lineage_id, p.user_id, c.at
               FROM lp p
@@ -110,14 +111,14 @@ BEGIN
               FROM due t
               JOIN billing_states b
                 ON b.store_code = t.store_code AND b.original_transaction_id = t.lineage_id
-               AND b.user_id = t.user_id AND b.user_id = ANY (state_owners)
+               AND b.user_id = t.user_id AND (state_owner IS NULL OR b.user_id = state_owner)
              WHERE b.changed_at >= t.since
             UNION
             SELECT t.store_code, t.lineage_id, t.user_id, a.changed_at
               FROM due t
               JOIN auto_renew_changes a
                 ON a.store_code = t.store_code AND a.original_transaction_id = t.lineage_id
-               AND a.user_id = t.user_id AND a.user_id = ANY (state_owners)
+               AND a.user_id = t.user_id AND (state_owner IS NULL OR a.user_id = state_owner)
              WHERE a.changed_at >= t.since
         ), timeline AS (
             -- Each lineage's payments and change points in time order (a payment before a
@@ -191,7 +192,7 @@ BEGIN
               FROM points pt
               JOIN billing_states b
                 ON b.store_code = pt.store_code AND b.original_transaction_id = pt.lineage_id AND b.changed_at <= pt.at
-               AND b.user_id = pt.user_id AND b.user_id = ANY (state_owners)
+               AND b.user_id = pt.user_id AND (state_owner IS NULL OR b.user_id = state_owner)
              ORDER BY pt.store_code, pt.lineage_id, pt.at, b.changed_at DESC, b.position DESC
         ), renewing AS (
             SELECT DISTINCT ON (pt.store_code, pt.lineage_id, pt.at)
@@ -199,7 +200,7 @@ BEGIN
               FROM points pt
               JOIN auto_renew_changes a
                 ON a.store_code = pt.store_code AND a.original_transaction_id = pt.lineage_id AND a.changed_at <= pt.at
-               AND a.user_id = pt.user_id AND a.user_id = ANY (state_owners)
+               AND a.user_id = pt.user_id AND (state_owner IS NULL OR a.user_id = state_owner)
              ORDER BY pt.store_code, pt.lineage_id, pt.at, a.changed_at DESC, a.position DESC
         )
         SELECT d.store_code, d.lineage_id, d.at, d.first_purchase, coalesce(d.live_seq, d.latest_seq),
@@ -215,7 +216,7 @@ BEGIN
            AND s.state <> 'none' AND NOT coalesce(d.last_renewal > s.changed_at, false);
     END
     $body$;
-    REVOKE ALL ON FUNCTION refresh_states(text[], text[], timestamptz[], text[]) FROM PUBLIC;
+    REVOKE ALL ON FUNCTION refresh_states(text[], text[], timestamptz[], text[], text) FROM PUBLIC;
 END
 $install$;
 REVOKE ALL ON FUNCTION ledger.install_lineage_states(text) FROM PUBLIC;

@@ -15,17 +15,16 @@
 --
 -- project_range is the same body with another event predicate, and a function of its own
 -- because each statement of a PL/pgSQL function keeps one generic plan, which the two callers
--- cannot share: a command's positions (`e.position = ANY (p_positions) AND e.user_id = ANY
--- (p_owners)`, estimated at a few rows whatever the size of the log) need an index probe per
--- event; a replay's range of up to 250,000 events (`e.position BETWEEN p_from AND p_to`,
+-- cannot share: a command's positions (`e.position = ANY (p_positions)`, and their owner,
+-- estimated at a few rows whatever the size of the log) need an index probe per event; a replay's range of up to 250,000 events (`e.position BETWEEN p_from AND p_to`,
 -- estimated at 0.5 % of the log) needs the joins of a range. A predicate accepting either gives
 -- both callers one estimate, and a range spelled as its positions would make a replay descend
 -- the index once per event. So project_range is made from project_positions' own text
 -- (pg_proc.prosrc) by the only template left, three named replacements checked below: the
 -- bounds project_positions declares from its array (project_range has them as parameters), its
--- predicate, and the owners named again on a table joined to the events, which a range drops.
+-- predicate, and the owner named again on a table joined to the events, which a range drops.
 -- (On a Citus cluster a join with the events does not tell which shards of the other table to
--- read: a statement names the owners on each table, or it reads and locks every shard.)
+-- read: a statement names the owner on each table, or it reads and locks every shard.)
 CREATE OR REPLACE FUNCTION ledger.install_project_range(target text)
 RETURNS void
 LANGUAGE plpgsql
@@ -35,11 +34,11 @@ AS $install$
 DECLARE
     -- project_positions' text that project_range replaces: the bounds line and the predicate.
     v_bounds    constant text := 'p_from bigint := p_positions[1]; p_to bigint := p_positions[cardinality(p_positions)];';
-    v_positions constant text := 'e.position = ANY (p_positions) AND e.user_id = ANY (p_owners)';
+    v_positions constant text := 'e.position = ANY (p_positions) AND (p_owner IS NULL OR e.user_id = p_owner)';
     v_range     constant text := 'e.position BETWEEN p_from AND p_to';
     -- project_positions' filter on a table joined to the events (a regular expression): the
-    -- owners again, which project_range, reading every owner's events of its range, drops.
-    v_joined    constant text := ' AND [a-z]+\.user_id = ANY \(p_owners\)';
+    -- owner again, which project_range, reading every owner's events of its range, drops.
+    v_joined    constant text := ' AND \(p_owner IS NULL OR [a-z]+\.user_id = p_owner\)';
     v_body      text;
 BEGIN
     PERFORM ledger.install_entitled_spans(target);
@@ -61,13 +60,16 @@ BEGIN
     -- No JIT: a generic plan's estimate for a range grows with the log (0.5 % of it), and
     -- past jit_above_cost every append compiled its statements (about 10M events in, a
     -- consume took 4 ms instead of 0.3).
-    -- p_owners: the owners of those events. Every statement reads the log by position and owner:
-    -- on a Citus cluster the owner names the shards that hold the events and their rows, and a
-    -- statement that names none goes to every shard (docs/scale-out.md).
+    -- p_owner: the owner of all those events (a command's user, a set's when it has one), or
+    -- null when they have several. Every statement reads the log by position and, given one, by
+    -- owner: on a Citus cluster the owner names the one shard that holds the events and their
+    -- rows, where a statement that names none goes to every shard (docs/scale-out.md). Not an
+    -- array of owners: under the generic plans of one server `= ANY` of a set's 200 owners was
+    -- compared row by row, 5 % more instructions per payment of a set (BENCHMARKS.md).
     -- A database made before the owners were named may hold project_positions(bigint[]): dropped
     -- here.
     DROP FUNCTION IF EXISTS project_positions(bigint[]);
-    CREATE OR REPLACE FUNCTION project_positions(p_positions bigint[], p_owners text[])
+    CREATE OR REPLACE FUNCTION project_positions(p_positions bigint[], p_owner text)
     RETURNS bigint
     LANGUAGE plpgsql
     SET search_path FROM CURRENT
@@ -96,13 +98,13 @@ BEGIN
             SELECT ARRAY[e.type],
                    e.type IN ('PurchaseRecorded', 'RenewalRecorded') AND e.data->>'productType' <> 'CONSUMABLE'
               INTO types, subscriptions
-              FROM ledger.events e WHERE e.position = ANY (p_positions) AND e.user_id = ANY (p_owners);
+              FROM ledger.events e WHERE e.position = ANY (p_positions) AND (p_owner IS NULL OR e.user_id = p_owner);
         ELSE
             SELECT coalesce(array_agg(DISTINCT e.type), '{}'),
                    coalesce(bool_or(e.type IN ('PurchaseRecorded', 'RenewalRecorded')
                                     AND e.data->>'productType' <> 'CONSUMABLE'), false)
               INTO types, subscriptions
-              FROM ledger.events e WHERE e.position = ANY (p_positions) AND e.user_id = ANY (p_owners);
+              FROM ledger.events e WHERE e.position = ANY (p_positions) AND (p_owner IS NULL OR e.user_id = p_owner);
         END IF;
 
         -- A payment claims its paymentSeq and its store transaction in their registries, in
@@ -125,7 +127,7 @@ BEGIN
                CASE e.type WHEN 'RenewalRecorded' THEN 'renewal' ELSE 'purchase' END,
                e.position, e.recorded_at
           FROM ledger.events e, LATERAL (SELECT e.data AS d) x
-         WHERE e.position = ANY (p_positions) AND e.user_id = ANY (p_owners)
+         WHERE e.position = ANY (p_positions) AND (p_owner IS NULL OR e.user_id = p_owner)
            AND e.type IN ('PurchaseRecorded', 'RenewalRecorded')
         RETURNING payment_seq, user_id, store_code, transaction_id, recorded_position, token_sha256),
         transactions AS (
@@ -150,7 +152,7 @@ BEGIN
               FROM ledger.events e,
                    LATERAL (SELECT e.data AS d, e.data->>'storeCode' AS store,
                                    ledger.lineage_id(e.data->>'originalTransactionId', e.data->>'transactionId') AS lineage) x
-             WHERE e.position = ANY (p_positions) AND e.user_id = ANY (p_owners)
+             WHERE e.position = ANY (p_positions) AND (p_owner IS NULL OR e.user_id = p_owner)
                AND e.type IN ('PurchaseRecorded', 'RenewalRecorded')
                AND d->>'productType' <> 'CONSUMABLE'
              ORDER BY store, lineage, e.position
@@ -165,9 +167,9 @@ BEGIN
         UPDATE payments p
            SET consumed_at = e.occurred_at, consumed_position = e.position
           FROM ledger.events e
-         WHERE e.position = ANY (p_positions) AND e.user_id = ANY (p_owners)
+         WHERE e.position = ANY (p_positions) AND (p_owner IS NULL OR e.user_id = p_owner)
            AND e.type = 'PaymentConsumed'
-           AND p.user_id = e.user_id AND p.user_id = ANY (p_owners) AND p.payment_seq = e.data->>'paymentSeq'
+           AND p.user_id = e.user_id AND (p_owner IS NULL OR p.user_id = p_owner) AND p.payment_seq = e.data->>'paymentSeq'
            AND p.consumed_at IS NULL;
         END IF;
 
@@ -176,9 +178,9 @@ BEGIN
            SET refunded_at = e.occurred_at, refunded_position = e.position,
                refund_reason = e.data->>'reason'
           FROM ledger.events e
-         WHERE e.position = ANY (p_positions) AND e.user_id = ANY (p_owners)
+         WHERE e.position = ANY (p_positions) AND (p_owner IS NULL OR e.user_id = p_owner)
            AND e.type = 'PaymentRefunded'
-           AND p.user_id = e.user_id AND p.user_id = ANY (p_owners) AND p.payment_seq = e.data->>'paymentSeq'
+           AND p.user_id = e.user_id AND (p_owner IS NULL OR p.user_id = p_owner) AND p.payment_seq = e.data->>'paymentSeq'
            AND p.refunded_at IS NULL;
         END IF;
 
@@ -186,7 +188,7 @@ BEGIN
         INSERT INTO auto_renew_changes (store_code, original_transaction_id, changed_at, auto_renewing, position, user_id)
         SELECT e.data->>'storeCode', e.data->>'originalTransactionId', e.occurred_at, false, e.position, e.user_id
           FROM ledger.events e
-         WHERE e.position = ANY (p_positions) AND e.user_id = ANY (p_owners)
+         WHERE e.position = ANY (p_positions) AND (p_owner IS NULL OR e.user_id = p_owner)
            AND e.type = 'AutoRenewCancelled';
         END IF;
 
@@ -196,7 +198,7 @@ BEGIN
                ARRAY(SELECT jsonb_array_elements_text(e.data->'recorded')),
                jsonb_array_length(e.data->'items')
           FROM ledger.events e
-         WHERE e.position = ANY (p_positions) AND e.user_id = ANY (p_owners)
+         WHERE e.position = ANY (p_positions) AND (p_owner IS NULL OR e.user_id = p_owner)
            AND e.type = 'PurchasesRestored';
         END IF;
 
@@ -210,7 +212,7 @@ BEGIN
                coalesce(d->>'transactionId', d->>'orderId'), d->>'appAccountToken',
                decode(d->>'purchaseTokenSha256', 'hex'), e.user_id
           FROM ledger.events e, LATERAL (SELECT e.data AS d) x
-         WHERE e.position = ANY (p_positions) AND e.user_id = ANY (p_owners) AND e.type = 'NotificationReceived'
+         WHERE e.position = ANY (p_positions) AND (p_owner IS NULL OR e.user_id = p_owner) AND e.type = 'NotificationReceived'
         RETURNING store_code, notification_id, user_id, position)
         INSERT INTO notification_keys (store_code, notification_id, user_id, position)
         SELECT store_code, notification_id, user_id, position FROM received;
@@ -226,7 +228,7 @@ BEGIN
             SELECT e.position, e.user_id AS owner, e.data->>'storeCode' AS store_code,
                    e.data->>'notificationId' AS notification_id
               FROM ledger.events e
-             WHERE e.position = ANY (p_positions) AND e.user_id = ANY (p_owners) AND e.type = 'NotificationReleased'
+             WHERE e.position = ANY (p_positions) AND (p_owner IS NULL OR e.user_id = p_owner) AND e.type = 'NotificationReleased'
              ORDER BY e.position
         LOOP
             DELETE FROM notifications n
@@ -249,7 +251,7 @@ BEGIN
         INSERT INTO auto_renew_changes (store_code, original_transaction_id, changed_at, auto_renewing, position, user_id)
         SELECT e.data->>'storeCode', e.data->>'originalTransactionId', e.occurred_at, true, e.position, e.user_id
           FROM ledger.events e
-         WHERE e.position = ANY (p_positions) AND e.user_id = ANY (p_owners) AND e.type = 'AutoRenewEnabled';
+         WHERE e.position = ANY (p_positions) AND (p_owner IS NULL OR e.user_id = p_owner) AND e.type = 'AutoRenewEnabled';
         END IF;
 
         IF 'BillingStateChanged' = ANY(types) THEN
@@ -258,7 +260,7 @@ BEGIN
         SELECT e.data->>'storeCode', e.data->>'originalTransactionId', e.occurred_at, e.data->>'state',
                (e.data->>'gracePeriodExpiresAt')::timestamptz, e.position, e.user_id
           FROM ledger.events e
-         WHERE e.position = ANY (p_positions) AND e.user_id = ANY (p_owners) AND e.type = 'BillingStateChanged';
+         WHERE e.position = ANY (p_positions) AND (p_owner IS NULL OR e.user_id = p_owner) AND e.type = 'BillingStateChanged';
         END IF;
 
         -- A reversal: the payment's refund state is its stream's last refund or reversal.
@@ -272,26 +274,26 @@ BEGIN
                reversed_refund_at = before.occurred_at,
                refund_reversed_at = rev.occurred_at
           FROM (SELECT DISTINCT e.stream, e.user_id, e.data->>'paymentSeq' AS seq FROM ledger.events e
-                 WHERE e.position = ANY (p_positions) AND e.user_id = ANY (p_owners) AND e.type = 'RefundReversed') t
+                 WHERE e.position = ANY (p_positions) AND (p_owner IS NULL OR e.user_id = p_owner) AND e.type = 'RefundReversed') t
           -- The stream's last refund or reversal so far says whether it stands refunded; its last
           -- reversal and the refund before that say which window was undone (a refund after
           -- the reversal, in the same range of a replay, leaves that window as the live path does).
           CROSS JOIN LATERAL (
                 SELECT x.type, x.occurred_at, x.position, x.data FROM ledger.events x
-                 WHERE x.user_id = t.user_id AND x.user_id = ANY (p_owners) AND x.stream = t.stream AND x.position <= p_to
+                 WHERE x.user_id = t.user_id AND (p_owner IS NULL OR x.user_id = p_owner) AND x.stream = t.stream AND x.position <= p_to
                    AND x.type IN ('PaymentRefunded', 'RefundReversed')
                  ORDER BY x.version DESC LIMIT 1) last
           CROSS JOIN LATERAL (
                 SELECT x.occurred_at, x.position FROM ledger.events x
-                 WHERE x.user_id = t.user_id AND x.user_id = ANY (p_owners) AND x.stream = t.stream
+                 WHERE x.user_id = t.user_id AND (p_owner IS NULL OR x.user_id = p_owner) AND x.stream = t.stream
                    AND x.position <= p_to AND x.type = 'RefundReversed'
                  ORDER BY x.version DESC LIMIT 1) rev
           LEFT JOIN LATERAL (
                 SELECT y.occurred_at FROM ledger.events y
-                 WHERE y.user_id = t.user_id AND y.user_id = ANY (p_owners) AND y.stream = t.stream
+                 WHERE y.user_id = t.user_id AND (p_owner IS NULL OR y.user_id = p_owner) AND y.stream = t.stream
                    AND y.position < rev.position AND y.type = 'PaymentRefunded'
                  ORDER BY y.version DESC LIMIT 1) before ON true
-         WHERE p.user_id = t.user_id AND p.user_id = ANY (p_owners) AND p.payment_seq = t.seq;
+         WHERE p.user_id = t.user_id AND (p_owner IS NULL OR p.user_id = p_owner) AND p.payment_seq = t.seq;
         END IF;
 
         -- The newest extension (by the store's time) wins, whatever order they came in.
@@ -301,9 +303,9 @@ BEGIN
           FROM (SELECT DISTINCT ON (e.data->>'paymentSeq') e.data->>'paymentSeq' AS seq, e.user_id,
                        (e.data->>'expiryTime')::timestamptz AS expiry_time, e.occurred_at
                   FROM ledger.events e
-                 WHERE e.position = ANY (p_positions) AND e.user_id = ANY (p_owners) AND e.type = 'ExpiryExtended'
+                 WHERE e.position = ANY (p_positions) AND (p_owner IS NULL OR e.user_id = p_owner) AND e.type = 'ExpiryExtended'
                  ORDER BY e.data->>'paymentSeq', e.occurred_at DESC, e.position DESC) x
-         WHERE p.user_id = x.user_id AND p.user_id = ANY (p_owners) AND p.payment_seq = x.seq
+         WHERE p.user_id = x.user_id AND (p_owner IS NULL OR p.user_id = p_owner) AND p.payment_seq = x.seq
            AND (p.extended_at IS NULL OR p.extended_at <= x.occurred_at);
         END IF;
 
@@ -312,14 +314,14 @@ BEGIN
         INSERT INTO payment_aliases (alias_seq, payment_seq, position, user_id)
         SELECT e.data->>'alias', e.data->>'paymentSeq', e.position, e.user_id
           FROM ledger.events e
-         WHERE e.position = ANY (p_positions) AND e.user_id = ANY (p_owners) AND e.type = 'PaymentLinked' AND e.data->>'alias' IS NOT NULL
+         WHERE e.position = ANY (p_positions) AND (p_owner IS NULL OR e.user_id = p_owner) AND e.type = 'PaymentLinked' AND e.data->>'alias' IS NOT NULL
         RETURNING alias_seq, payment_seq, user_id, position)
         INSERT INTO payment_keys (payment_seq, user_id, position, names_seq)
         SELECT alias_seq, user_id, position, payment_seq FROM aliases;
         UPDATE payments p SET linked_token_sha256 = decode(e.data->>'purchaseTokenSha256', 'hex')
           FROM ledger.events e
-         WHERE e.position = ANY (p_positions) AND e.user_id = ANY (p_owners) AND e.type = 'PaymentLinked'
-           AND p.user_id = e.user_id AND p.user_id = ANY (p_owners) AND p.payment_seq = e.data->>'paymentSeq'
+         WHERE e.position = ANY (p_positions) AND (p_owner IS NULL OR e.user_id = p_owner) AND e.type = 'PaymentLinked'
+           AND p.user_id = e.user_id AND (p_owner IS NULL OR p.user_id = p_owner) AND p.payment_seq = e.data->>'paymentSeq'
            AND p.linked_token_sha256 IS NULL;
         END IF;
 
@@ -332,7 +334,7 @@ BEGIN
                    e.data->>'productType' AS product_type, (e.data->>'price')::numeric AS price,
                    e.data->>'currency' AS currency, e.position
               FROM ledger.events e
-             WHERE e.position = ANY (p_positions) AND e.user_id = ANY (p_owners) AND e.type = 'ProductDeclared'
+             WHERE e.position = ANY (p_positions) AND (p_owner IS NULL OR e.user_id = p_owner) AND e.type = 'ProductDeclared'
              ORDER BY e.data->>'storeCode', e.data->>'productId', e.position DESC
         LOOP
             INSERT INTO products (store_code, product_id, product_type, price, currency, position)
@@ -348,7 +350,7 @@ BEGIN
         INSERT INTO account_links (store_code, app_account_token, user_id, position)
         SELECT e.data->>'storeCode', e.data->>'appAccountToken', e.data->>'userId', e.position
           FROM ledger.events e
-         WHERE e.position = ANY (p_positions) AND e.user_id = ANY (p_owners) AND e.type = 'AccountLinked'
+         WHERE e.position = ANY (p_positions) AND (p_owner IS NULL OR e.user_id = p_owner) AND e.type = 'AccountLinked'
         ON CONFLICT DO NOTHING;
         END IF;
 
@@ -366,22 +368,22 @@ BEGIN
                            ledger.lineage_id(e.data->>'originalTransactionId', e.data->>'transactionId') AS lineage_id,
                            e.user_id, (e.data->>'purchaseTime')::timestamptz AS since, true AS spans
                       FROM ledger.events e
-                     WHERE e.position = ANY (p_positions) AND e.user_id = ANY (p_owners)
+                     WHERE e.position = ANY (p_positions) AND (p_owner IS NULL OR e.user_id = p_owner)
                        AND e.type IN ('PurchaseRecorded', 'RenewalRecorded')
                        AND e.data->>'productType' <> 'CONSUMABLE'
                     UNION ALL
                     SELECT p.store_code, p.lineage_id, p.user_id, p.purchase_time, true
                       FROM ledger.events e
-                      JOIN payments p ON p.user_id = e.user_id AND p.user_id = ANY (p_owners)
+                      JOIN payments p ON p.user_id = e.user_id AND (p_owner IS NULL OR p.user_id = p_owner)
                                      AND p.payment_seq = e.data->>'paymentSeq'
-                     WHERE e.position = ANY (p_positions) AND e.user_id = ANY (p_owners)
+                     WHERE e.position = ANY (p_positions) AND (p_owner IS NULL OR e.user_id = p_owner)
                        AND e.type IN ('PaymentRefunded', 'RefundReversed', 'ExpiryExtended')
                        AND p.lineage_id IS NOT NULL
                     UNION ALL
                     SELECT e.data->>'storeCode', e.data->>'originalTransactionId', e.user_id, e.occurred_at,
                            e.type = 'BillingStateChanged'
                       FROM ledger.events e
-                     WHERE e.position = ANY (p_positions) AND e.user_id = ANY (p_owners)
+                     WHERE e.position = ANY (p_positions) AND (p_owner IS NULL OR e.user_id = p_owner)
                        AND e.type IN ('BillingStateChanged', 'AutoRenewCancelled', 'AutoRenewEnabled')) t;
 
             PERFORM ledger.defer_spans(current_schema(), span_stores, span_lineages, span_owners, span_since, span_flags);
@@ -390,15 +392,15 @@ BEGIN
         RETURN applied;
     END
     $body$;
-    REVOKE ALL ON FUNCTION project_positions(bigint[], text[]) FROM PUBLIC;
+    REVOKE ALL ON FUNCTION project_positions(bigint[], text) FROM PUBLIC;
 
     -- Applies the events with from <= position <= to: project_positions' body, with the range's
     -- bounds and predicate (see the top of this file).
     SELECT regexp_replace(replace(replace(p.prosrc, v_bounds, ''), v_positions, v_range), v_joined, '', 'g') INTO v_body
       FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
      WHERE n.nspname = target AND p.proname = 'project_positions';
-    IF strpos(v_body, 'p_positions') > 0 OR strpos(v_body, 'p_owners') > 0 THEN
-        RAISE EXCEPTION 'install_project_range: project_positions names p_positions or p_owners other than as %, in % or as %',
+    IF strpos(v_body, 'p_positions') > 0 OR strpos(v_body, 'p_owner') > 0 THEN
+        RAISE EXCEPTION 'install_project_range: project_positions names p_positions or p_owner other than as %, in % or as %',
                         v_bounds, v_positions, v_joined;
     END IF;
     EXECUTE format($fn$
@@ -419,14 +421,14 @@ BEGIN
     END IF;
     -- On a Citus cluster where the log is distributed, custom plans: Citus plans no INSERT …
     -- SELECT from the log into a distributed table under a generic plan's parameters, and under
-    -- a custom plan the owners and the lineages are constants, which name the shards each
-    -- statement reads and writes (docs/scale-out.md). The statements are the same.
+    -- a custom plan the owner is a constant, which names the shard each statement reads and
+    -- writes (docs/scale-out.md). The statements are the same.
     IF to_regclass('pg_catalog.pg_dist_partition') IS NOT NULL THEN
         IF EXISTS (SELECT FROM pg_catalog.pg_dist_partition WHERE logicalrelid = 'ledger.events'::regclass) THEN
-            ALTER FUNCTION project_positions(bigint[], text[]) SET plan_cache_mode = force_custom_plan;
+            ALTER FUNCTION project_positions(bigint[], text) SET plan_cache_mode = force_custom_plan;
             ALTER FUNCTION project_range(bigint, bigint) SET plan_cache_mode = force_custom_plan;
-            ALTER FUNCTION refresh_spans(text[], text[], text[]) SET plan_cache_mode = force_custom_plan;
-            ALTER FUNCTION refresh_states(text[], text[], timestamptz[], text[]) SET plan_cache_mode = force_custom_plan;
+            ALTER FUNCTION refresh_spans(text[], text[], text[], text) SET plan_cache_mode = force_custom_plan;
+            ALTER FUNCTION refresh_states(text[], text[], timestamptz[], text[], text) SET plan_cache_mode = force_custom_plan;
         END IF;
     END IF;
 END
