@@ -1,5 +1,5 @@
--- Makes <target>.refresh_spans(stores, lineages, owners, owner): the entitled spans of these
--- lineages, computed again from <target>'s projection tables, among their owners' rows. The rules of a span:
+-- Makes <target>.refresh_spans(stores, lineages, owner): the entitled spans of these lineages,
+-- computed again from <target>'s projection tables. The rules of a span:
 --
 -- A payment p is active at t when purchase_time <= t, t is before its expiry at t
 -- (ledger.expiry_at_instant: expiry_time, or extended_expiry_time from extended_at
@@ -36,14 +36,14 @@ BEGIN
     -- tables the unqualified names are (SET search_path FROM CURRENT; install_project_range.sql).
     PERFORM set_config('search_path', format('%I, pg_catalog, pg_temp', target), true);
     -- Generic plans, no sequential scans, no JIT: as project_range (install_project_range.sql).
-    -- Every table is read by the owner as well as by the lineage, in the join, and when every
-    -- lineage is one owner's (span_owner; null otherwise) as a filter of its own: on a Citus
-    -- cluster the filter names the shard to read, which a join with the owners' array does not.
-    -- A database made before the owners were named may hold refresh_spans(text[], text[]):
-    -- dropped here.
+    -- span_owner: the owner of all these lineages, or null when they have several. On a Citus
+    -- cluster every table is read by that owner as well (the filters `(span_owner IS NULL OR
+    -- x.user_id = span_owner)`, which under a custom plan name the owner's shard); on one server
+    -- the filters are left out below, and the statements are what they were before the cluster.
+    -- A database made before the owner was named may hold refresh_spans(text[], text[]): dropped
+    -- here.
     DROP FUNCTION IF EXISTS refresh_spans(text[], text[]);
-    CREATE OR REPLACE FUNCTION refresh_spans(span_stores text[], span_lineages text[], span_owners text[],
-                                             span_owner text)
+    CREATE OR REPLACE FUNCTION refresh_spans(span_stores text[], span_lineages text[], span_owner text)
     RETURNS void
     LANGUAGE plpgsql
     SET search_path FROM CURRENT
@@ -53,9 +53,8 @@ BEGIN
     AS $body$
     BEGIN
         DELETE FROM entitled_spans s
-         USING unnest(span_stores, span_lineages, span_owners) t(store_code, lineage_id, user_id)
-         WHERE s.store_code = t.store_code AND s.lineage_id = t.lineage_id AND s.user_id = t.user_id
-           AND (span_owner IS NULL OR s.user_id = span_owner);
+         USING unnest(span_stores, span_lineages) t(store_code, lineage_id)
+         WHERE s.store_code = t.store_code AND s.lineage_id = t.lineage_id AND (span_owner IS NULL OR s.user_id = span_owner);
 
         INSERT INTO entitled_spans (store_code, lineage_id, with_sandbox, n, product_id, starts_at, ends_at,
                                          interval_start, ends_so_far, natural_end_so_far, billing_end_so_far,
@@ -68,16 +67,16 @@ BEGIN
                CASE WHEN NOT coalesce(lead(o.opens) OVER w, true) THEN lead(o.starts_at) OVER w END,
                o.user_id
           FROM (SELECT s.*,
-                       coalesce(s.starts_at > max(s.ends_at) OVER (PARTITION BY s.store_code, s.lineage_id, s.with_sandbox, s.user_id
+                       coalesce(s.starts_at > max(s.ends_at) OVER (PARTITION BY s.store_code, s.lineage_id, s.with_sandbox
                                                                  ORDER BY s.starts_at, s.ends_at, s.product_id, s.cause
                                                                  ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING),
                                 true) AS opens
                   FROM (SELECT p.store_code, p.lineage_id, v.with_sandbox, p.product_id, s.starts_at, s.ends_at,
                                CASE WHEN s.ends_at < e.ends_at THEN 'refund' ELSE 'expiry' END AS cause,
                                p.user_id
-                          FROM unnest(span_stores, span_lineages, span_owners) t(store_code, lineage_id, user_id)
+                          FROM unnest(span_stores, span_lineages) t(store_code, lineage_id)
                           JOIN payments p ON p.store_code = t.store_code AND p.lineage_id = t.lineage_id
-                                         AND p.user_id = t.user_id AND (span_owner IS NULL OR p.user_id = span_owner)
+                                         AND (span_owner IS NULL OR p.user_id = span_owner)
                          CROSS JOIN (VALUES (false), (true)) v(with_sandbox)
                          CROSS JOIN LATERAL (
                                SELECT p.purchase_time, least(p.expiry_time, p.extended_at)
@@ -100,41 +99,44 @@ BEGIN
                                greatest(g.changed_at, q.first_purchase),
                                coalesce(least(g.grace_expires_at, g.next_changed_at, q.first_renewal), 'infinity'),
                                'billing', l.user_id
-                          FROM (SELECT b.*, lead(b.changed_at) OVER (PARTITION BY b.store_code, b.original_transaction_id, b.user_id
+                          FROM (SELECT b.*, lead(b.changed_at) OVER (PARTITION BY b.store_code, b.original_transaction_id
                                                                      ORDER BY b.changed_at, b.position) AS next_changed_at
-                                  FROM unnest(span_stores, span_lineages, span_owners) t(store_code, lineage_id, user_id)
+                                  FROM unnest(span_stores, span_lineages) t(store_code, lineage_id)
                                   JOIN billing_states b
                                     ON b.store_code = t.store_code AND b.original_transaction_id = t.lineage_id
-                                   AND b.user_id = t.user_id AND (span_owner IS NULL OR b.user_id = span_owner)) g
+                                   AND (span_owner IS NULL OR b.user_id = span_owner)) g
                           JOIN lineages l
                             ON l.store_code = g.store_code AND l.original_transaction_id = g.original_transaction_id
-                           AND l.user_id = g.user_id AND (span_owner IS NULL OR l.user_id = span_owner)
-                          JOIN (SELECT b.store_code, b.original_transaction_id, b.position, b.user_id,
+                           AND (span_owner IS NULL OR l.user_id = span_owner)
+                          JOIN (SELECT b.store_code, b.original_transaction_id, b.position,
                                        min(r.purchase_time) AS first_purchase,
                                        min(r.purchase_time) FILTER (WHERE r.transaction_id <> r.lineage_id
                                                                       AND r.purchase_time > b.changed_at) AS first_renewal,
                                        bool_or(NOT r.sandbox_payment) AS live
-                                  FROM unnest(span_stores, span_lineages, span_owners) t(store_code, lineage_id, user_id)
+                                  FROM unnest(span_stores, span_lineages) t(store_code, lineage_id)
                                   JOIN billing_states b
                                     ON b.store_code = t.store_code AND b.original_transaction_id = t.lineage_id
-                                   AND b.user_id = t.user_id AND (span_owner IS NULL OR b.user_id = span_owner)
+                                   AND (span_owner IS NULL OR b.user_id = span_owner)
                                   JOIN payments r
                                     ON r.store_code = b.store_code AND r.lineage_id = b.original_transaction_id
-                                   AND r.user_id = b.user_id AND (span_owner IS NULL OR r.user_id = span_owner)
+                                   AND (span_owner IS NULL OR r.user_id = span_owner)
                                  WHERE b.state = 'inGracePeriod'
-                                 GROUP BY b.store_code, b.original_transaction_id, b.position, b.user_id) q
+                                 GROUP BY b.store_code, b.original_transaction_id, b.position) q
                             ON q.store_code = g.store_code AND q.original_transaction_id = g.original_transaction_id
-                           AND q.position = g.position AND q.user_id = g.user_id
+                           AND q.position = g.position
                          CROSS JOIN (VALUES (false), (true)) v(with_sandbox)
                          WHERE g.state = 'inGracePeriod'
                            AND (v.with_sandbox OR q.live)
                            AND coalesce(least(g.grace_expires_at, g.next_changed_at, q.first_renewal), 'infinity')
                                > greatest(g.changed_at, q.first_purchase)) s) o
-        WINDOW w AS (PARTITION BY o.store_code, o.lineage_id, o.with_sandbox, o.user_id
+        WINDOW w AS (PARTITION BY o.store_code, o.lineage_id, o.with_sandbox
                      ORDER BY o.starts_at, o.ends_at, o.product_id, o.cause ROWS UNBOUNDED PRECEDING);
     END
     $body$;
-    REVOKE ALL ON FUNCTION refresh_spans(text[], text[], text[], text) FROM PUBLIC;
+    REVOKE ALL ON FUNCTION refresh_spans(text[], text[], text) FROM PUBLIC;
+    IF NOT ledger.distributed_log() THEN
+        PERFORM ledger.drop_owner_filters('refresh_spans(text[], text[], text)'::regprocedure, 'span_owner');
+    END IF;
 END
 $install$;
 REVOKE ALL ON FUNCTION ledger.install_entitled_spans(text) FROM PUBLIC;

@@ -1,5 +1,6 @@
 -- Makes <target>.lineage_states (if missing) and <target>.refresh_states(stores, lineages, since,
--- owners, owner): each subscription lineage's state over time, computed among its owner's rows, so that ledger.subscriptions_at reads a lineage
+-- owner):
+-- each subscription lineage's state over time, so that ledger.subscriptions_at reads a lineage
 -- at an instant with one backward index step instead of aggregating its payments
 -- (BENCHMARKS.md, "subscriptions --at from lineage states").
 --
@@ -63,13 +64,13 @@ BEGIN
     GRANT SELECT ON lineage_states TO ledger_reader, ledger_writer;
 
     -- Generic plans, no sequential scans, no JIT: as project_range (install_project_range.sql).
-    -- Every table is read by the owner as well as by the lineage, in the join, and when every
-    -- lineage is one owner's (state_owner; null otherwise) as a filter of its own, as
-    -- refresh_spans reads them (install_entitled_spans.sql). A database made before the owners
-    -- were named may hold refresh_states(text[], text[], timestamptz[]): dropped here.
+    -- state_owner: the owner of all these lineages, or null when they have several, a filter of
+    -- its own on every table on a Citus cluster, left out on one server, as refresh_spans has it
+    -- (install_entitled_spans.sql). A database made before the owner was named may hold
+    -- refresh_states(text[], text[], timestamptz[]): dropped here.
     DROP FUNCTION IF EXISTS refresh_states(text[], text[], timestamptz[]);
     CREATE OR REPLACE FUNCTION refresh_states(state_stores text[], state_lineages text[],
-                                              state_since timestamptz[], state_owners text[], state_owner text)
+                                              state_since timestamptz[], state_owner text)
     RETURNS void
     LANGUAGE plpgsql
     SET search_path FROM CURRENT
@@ -79,15 +80,15 @@ BEGIN
     AS $body$
     BEGIN
         DELETE FROM lineage_states s
-         USING unnest(state_stores, state_lineages, state_since, state_owners) t(store_code, lineage_id, since, user_id)
-         WHERE s.store_code = t.store_code AND s.lineage_id = t.lineage_id AND s.user_id = t.user_id
-           AND (state_owner IS NULL OR s.user_id = state_owner) AND s.valid_from >= t.since;
+         USING unnest(state_stores, state_lineages, state_since) t(store_code, lineage_id, since)
+         WHERE s.store_code = t.store_code AND s.lineage_id = t.lineage_id AND s.valid_from >= t.since
+           AND (state_owner IS NULL OR s.user_id = state_owner);
 
         INSERT INTO lineage_states (store_code, lineage_id, valid_from, first_purchase, latest_payment_seq,
                                          live_expiry, revoked_until, auto_renewing, billing_state,
                                          grace_expires_at, user_id)
         WITH due AS (
-            SELECT * FROM unnest(state_stores, state_lineages, state_since, state_owners) t(store_code, lineage_id, since, user_id)
+            SELECT * FROM unnest(state_stores, state_lineages, state_since) t(store_code, lineage_id, since)
         ), lp AS (
             -- Every payment of each due lineage (the running figures start at its first).
             SELECT t.store_code, t.lineage_id, t.since, p.purchase_time, p.payment_seq, p.user_id,
@@ -97,9 +98,9 @@ BEGIN
                    p.refunded_at IS NULL AND p.reversed_refund_at IS NULL AND p.extended_at IS NULL AS plain
               FROM due t
               JOIN payments p ON p.store_code = t.store_code AND p.lineage_id = t.lineage_id
-                             AND p.user_id = t.user_id AND (state_owner IS NULL OR p.user_id = state_owner)
+                             AND (state_owner IS NULL OR p.user_id = state_owner)
         ), points AS (
-            SELECT p.store_code, p.lineage_id, p.user_id, c.at
+            SELECT p.store_code, p.lineage_id, c.at
               FROM lp p
              CROSS JOIN LATERAL (VALUES (p.purchase_time), (p.refunded_at), (p.reversed_refund_at),
                                         (p.refund_reversed_at), (p.extended_at)) c(at)
@@ -107,18 +108,18 @@ BEGIN
              -- dated earlier counts from the purchase on, which is a point of its own).
              WHERE c.at >= p.since AND c.at >= p.purchase_time
             UNION
-            SELECT t.store_code, t.lineage_id, t.user_id, b.changed_at
+            SELECT t.store_code, t.lineage_id, b.changed_at
               FROM due t
               JOIN billing_states b
                 ON b.store_code = t.store_code AND b.original_transaction_id = t.lineage_id
-               AND b.user_id = t.user_id AND (state_owner IS NULL OR b.user_id = state_owner)
+               AND (state_owner IS NULL OR b.user_id = state_owner)
              WHERE b.changed_at >= t.since
             UNION
-            SELECT t.store_code, t.lineage_id, t.user_id, a.changed_at
+            SELECT t.store_code, t.lineage_id, a.changed_at
               FROM due t
               JOIN auto_renew_changes a
                 ON a.store_code = t.store_code AND a.original_transaction_id = t.lineage_id
-               AND a.user_id = t.user_id AND (state_owner IS NULL OR a.user_id = state_owner)
+               AND (state_owner IS NULL OR a.user_id = state_owner)
              WHERE a.changed_at >= t.since
         ), timeline AS (
             -- Each lineage's payments and change points in time order (a payment before a
@@ -129,9 +130,9 @@ BEGIN
                            reversed_refund_at, refund_reversed_at, user_id
                       FROM lp
                     UNION ALL
-                    SELECT store_code, lineage_id, at, true, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, user_id
+                    SELECT store_code, lineage_id, at, true, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
                       FROM points) e
-            WINDOW w AS (PARTITION BY e.store_code, e.lineage_id, e.user_id ORDER BY e.at, e.point, e.payment_seq)
+            WINDOW w AS (PARTITION BY e.store_code, e.lineage_id ORDER BY e.at, e.point, e.payment_seq)
         ), running AS (
             -- What the payments so far give at each row, in the same pass. The live payment
             -- has the greatest expiry (none is greatest, as NULLs first in ORDER BY … DESC),
@@ -153,7 +154,7 @@ BEGIN
                                    t.reversed_refund_at, t.refund_reversed_at])
                        FILTER (WHERE NOT t.point AND NOT t.plain) OVER w AS o_times
               FROM timeline t
-            WINDOW w AS (PARTITION BY t.store_code, t.lineage_id, t.user_id ORDER BY t.at, t.point, t.payment_seq
+            WINDOW w AS (PARTITION BY t.store_code, t.lineage_id ORDER BY t.at, t.point, t.payment_seq
                          ROWS UNBOUNDED PRECEDING)
         ), read_back AS (
             -- The latest payment's seq and the plain live one's seq and expiry, read back by pos.
@@ -162,7 +163,7 @@ BEGIN
                    nth_value(r.payment_seq, r.plain_live[2]::int) OVER w AS plain_seq,
                    nth_value(r.expiry_time, r.plain_live[2]::int) OVER w AS plain_expiry
               FROM running r
-            WINDOW w AS (PARTITION BY r.store_code, r.lineage_id, r.user_id ORDER BY r.at, r.point, r.payment_seq
+            WINDOW w AS (PARTITION BY r.store_code, r.lineage_id ORDER BY r.at, r.point, r.payment_seq
                          ROWS UNBOUNDED PRECEDING)
         ), paid AS (
             -- Each change point from the lineage's first payment on, with its live payment: the
@@ -192,7 +193,7 @@ BEGIN
               FROM points pt
               JOIN billing_states b
                 ON b.store_code = pt.store_code AND b.original_transaction_id = pt.lineage_id AND b.changed_at <= pt.at
-               AND b.user_id = pt.user_id AND (state_owner IS NULL OR b.user_id = state_owner)
+               AND (state_owner IS NULL OR b.user_id = state_owner)
              ORDER BY pt.store_code, pt.lineage_id, pt.at, b.changed_at DESC, b.position DESC
         ), renewing AS (
             SELECT DISTINCT ON (pt.store_code, pt.lineage_id, pt.at)
@@ -200,7 +201,7 @@ BEGIN
               FROM points pt
               JOIN auto_renew_changes a
                 ON a.store_code = pt.store_code AND a.original_transaction_id = pt.lineage_id AND a.changed_at <= pt.at
-               AND a.user_id = pt.user_id AND (state_owner IS NULL OR a.user_id = state_owner)
+               AND (state_owner IS NULL OR a.user_id = state_owner)
              ORDER BY pt.store_code, pt.lineage_id, pt.at, a.changed_at DESC, a.position DESC
         )
         SELECT d.store_code, d.lineage_id, d.at, d.first_purchase, coalesce(d.live_seq, d.latest_seq),
@@ -216,7 +217,10 @@ BEGIN
            AND s.state <> 'none' AND NOT coalesce(d.last_renewal > s.changed_at, false);
     END
     $body$;
-    REVOKE ALL ON FUNCTION refresh_states(text[], text[], timestamptz[], text[], text) FROM PUBLIC;
+    REVOKE ALL ON FUNCTION refresh_states(text[], text[], timestamptz[], text) FROM PUBLIC;
+    IF NOT ledger.distributed_log() THEN
+        PERFORM ledger.drop_owner_filters('refresh_states(text[], text[], timestamptz[], text)'::regprocedure, 'state_owner');
+    END IF;
 END
 $install$;
 REVOKE ALL ON FUNCTION ledger.install_lineage_states(text) FROM PUBLIC;

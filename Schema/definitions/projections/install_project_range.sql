@@ -423,13 +423,11 @@ BEGIN
     -- SELECT from the log into a distributed table under a generic plan's parameters, and under
     -- a custom plan the owner is a constant, which names the shard each statement reads and
     -- writes (docs/scale-out.md). The statements are the same.
-    IF to_regclass('pg_catalog.pg_dist_partition') IS NOT NULL THEN
-        IF EXISTS (SELECT FROM pg_catalog.pg_dist_partition WHERE logicalrelid = 'ledger.events'::regclass) THEN
-            ALTER FUNCTION project_positions(bigint[], text) SET plan_cache_mode = force_custom_plan;
-            ALTER FUNCTION project_range(bigint, bigint) SET plan_cache_mode = force_custom_plan;
-            ALTER FUNCTION refresh_spans(text[], text[], text[], text) SET plan_cache_mode = force_custom_plan;
-            ALTER FUNCTION refresh_states(text[], text[], timestamptz[], text[], text) SET plan_cache_mode = force_custom_plan;
-        END IF;
+    IF ledger.distributed_log() THEN
+        ALTER FUNCTION project_positions(bigint[], text) SET plan_cache_mode = force_custom_plan;
+        ALTER FUNCTION project_range(bigint, bigint) SET plan_cache_mode = force_custom_plan;
+        ALTER FUNCTION refresh_spans(text[], text[], text) SET plan_cache_mode = force_custom_plan;
+        ALTER FUNCTION refresh_states(text[], text[], timestamptz[], text) SET plan_cache_mode = force_custom_plan;
     END IF;
 END
 $install$;

@@ -18,7 +18,7 @@ BEGIN
                 -- Every lineage, whole (no lineage: no arrays, no rows).
                 EXECUTE $fill$
                     SELECT ledger.refresh_states(array_agg(store_code), array_agg(original_transaction_id),
-                                                 array_agg('-infinity'::timestamptz), array_agg(user_id), NULL)
+                                                 array_agg('-infinity'::timestamptz), NULL)
                       FROM ledger.lineages
                 $fill$;
             EXCEPTION WHEN undefined_column OR undefined_function OR undefined_table THEN

@@ -7,7 +7,6 @@ LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
     v_stores   text[];
     v_lineages text[];
-    v_owners   text[];
     v_owner    text;        -- the owner of every lineage, or null when they have several
     v_since    timestamptz[];
     v_spans    boolean[];
@@ -17,9 +16,9 @@ BEGIN
         DELETE FROM ledger.spans_due WHERE xact = pg_current_xact_id() AND target = p_target
         RETURNING store_code, lineage_id, owner, since, spans)
     SELECT coalesce(array_agg(store_code), '{}'), coalesce(array_agg(lineage_id), '{}'),
-           coalesce(array_agg(owner), '{}'), CASE WHEN count(DISTINCT owner) = 1 THEN min(owner) END,
+           CASE WHEN count(DISTINCT owner) = 1 THEN min(owner) END,
            coalesce(array_agg(since), '{}'), coalesce(array_agg(spans), '{}')
-      INTO v_stores, v_lineages, v_owners, v_owner, v_since, v_spans FROM due;
+      INTO v_stores, v_lineages, v_owner, v_since, v_spans FROM due;
     -- Two transactions can change one lineage under different command keys (a refund locks its
     -- payment, a renewal its lineage, a Google notification its token): each settles it from
     -- what it sees, and unserialized, the later one would fail on the earlier one's rows (a
@@ -35,15 +34,14 @@ BEGIN
              ORDER BY 1) k;
     END IF;
     -- A schema dropped since (a shadow after its swap) has nothing left to keep.
-    IF cardinality(v_stores) > 0 AND to_regprocedure(format('%I.refresh_spans(text[], text[], text[], text)', p_target)) IS NOT NULL THEN
+    IF cardinality(v_stores) > 0 AND to_regprocedure(format('%I.refresh_spans(text[], text[], text)', p_target)) IS NOT NULL THEN
         IF true = ANY (v_spans) THEN
-            EXECUTE format('SELECT %I.refresh_spans($1, $2, $3, $4)', p_target)
+            EXECUTE format('SELECT %I.refresh_spans($1, $2, $3)', p_target)
               USING ARRAY(SELECT s FROM unnest(v_stores, v_spans) t(s, f) WHERE f),
                     ARRAY(SELECT l FROM unnest(v_lineages, v_spans) t(l, f) WHERE f),
-                    ARRAY(SELECT o FROM unnest(v_owners, v_spans) t(o, f) WHERE f), v_owner;
+                    v_owner;
         END IF;
-        EXECUTE format('SELECT %I.refresh_states($1, $2, $3, $4, $5)', p_target)
-          USING v_stores, v_lineages, v_since, v_owners, v_owner;
+        EXECUTE format('SELECT %I.refresh_states($1, $2, $3, $4)', p_target) USING v_stores, v_lineages, v_since, v_owner;
     END IF;
 END
 $$;
