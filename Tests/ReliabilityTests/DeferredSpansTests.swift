@@ -129,6 +129,35 @@ struct DeferredSpansTests {
             }
         }
     }
+
+    /// On one server the spans and states are computed by the statements from before the cluster:
+    /// the installers drop the owner filters that name a shard on Citus
+    /// (`ledger.drop_owner_filters`), which changed the generic plans of a rebuild's settle, and
+    /// keep generic plans. A shadow schema's functions, which a rebuild installs, are made the
+    /// same way. (On the cluster, scripts/dev test's projection check needs the filters.)
+    @Test func onOneServerTheSpansAndStatesNameNoOwner() async throws {
+        try await TestDatabase.with { db in
+            try db.withConnection { c throws in
+                try c.execute("SELECT ledger.install_projections('owner_check')")
+                let functions = try c.query("""
+                    SELECT format('%s.%s', n.nspname, p.proname) AS name,
+                           p.prosrc ~ '(span|state)_owner IS NULL' AS filtered,
+                           array_to_string(p.proconfig, ' ') AS config
+                      FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+                     WHERE n.nspname IN ('ledger', 'owner_check') AND p.proname IN ('refresh_spans', 'refresh_states')
+                     ORDER BY 1
+                    """)
+                #expect(try functions.map { try $0.decode("name", as: String.self) }
+                        == ["ledger.refresh_spans", "ledger.refresh_states", "owner_check.refresh_spans", "owner_check.refresh_states"])
+                for function in functions {
+                    let name = try function.decode("name", as: String.self)
+                    #expect(try function.decode("filtered", as: Bool.self) == false, "\(name) keeps its owner filters")
+                    #expect(try function.decode("config", as: String.self).contains("plan_cache_mode=force_generic_plan"), "\(name)")
+                }
+                #expect(try c.query("SELECT ledger.distributed_log() AS d")[0].decode("d", as: Bool.self) == false)
+            }
+        }
+    }
 }
 
 extension Connection {

@@ -54,7 +54,8 @@ BEGIN
     BEGIN
         DELETE FROM entitled_spans s
          USING unnest(span_stores, span_lineages) t(store_code, lineage_id)
-         WHERE s.store_code = t.store_code AND s.lineage_id = t.lineage_id AND (span_owner IS NULL OR s.user_id = span_owner);
+         WHERE s.store_code = t.store_code AND s.lineage_id = t.lineage_id
+           AND (span_owner IS NULL OR s.user_id = span_owner);
 
         INSERT INTO entitled_spans (store_code, lineage_id, with_sandbox, n, product_id, starts_at, ends_at,
                                          interval_start, ends_so_far, natural_end_so_far, billing_end_so_far,

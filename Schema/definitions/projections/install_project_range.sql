@@ -16,10 +16,11 @@
 -- project_range is the same body with another event predicate, and a function of its own
 -- because each statement of a PL/pgSQL function keeps one generic plan, which the two callers
 -- cannot share: a command's positions (`e.position = ANY (p_positions)`, and their owner,
--- estimated at a few rows whatever the size of the log) need an index probe per event; a replay's range of up to 250,000 events (`e.position BETWEEN p_from AND p_to`,
--- estimated at 0.5 % of the log) needs the joins of a range. A predicate accepting either gives
--- both callers one estimate, and a range spelled as its positions would make a replay descend
--- the index once per event. So project_range is made from project_positions' own text
+-- estimated at a few rows whatever the size of the log) need an index probe per event; a
+-- replay's range of up to 250,000 events (`e.position BETWEEN p_from AND p_to`, estimated at
+-- 0.5 % of the log) needs the joins of a range. A predicate accepting either gives both callers
+-- one estimate, and a range spelled as its positions would make a replay descend the index once
+-- per event. So project_range is made from project_positions' own text
 -- (pg_proc.prosrc) by the only template left, three named replacements checked below: the
 -- bounds project_positions declares from its array (project_range has them as parameters), its
 -- predicate, and the owner named again on a table joined to the events, which a range drops.
