@@ -430,6 +430,17 @@ citus_check_distribution_plan() {
     return $ok
 }
 
+# Appends the events a query ($2, in the database at conninfo $1) gives as rows of stream, type,
+# data, time and owner, in its order, to the ledger at conninfo $3, each appended and projected
+# in a transaction of its own, as a command does it.
+citus_append_projected() {
+    psql "$1" -Atq -v ON_ERROR_STOP=1 -c "
+        SELECT format('SELECT ledger.project_positions(ARRAY[ledger.append(%L, %L, %L::jsonb, %L::timestamptz, NULL, %L)], %L);',
+                      e.stream, e.type, e.data, e.at, e.owner, e.owner)
+          FROM ($2) AS e (stream, type, data, at, owner)" >"$CITUS_HOME/appended.sql" &&
+        psql "$3" -Atq -v ON_ERROR_STOP=1 -f "$CITUS_HOME/appended.sql" >/dev/null
+}
+
 # The projection on a distributed ledger: a ledger of one server's tables (the catalogs placed,
 # as `ledger migrate` makes it) gets a demo and scripts/citus/more-events.sql, every kind of
 # event; a ledger distributed by the whole plan (citus_distribute_plan) gets the same log
@@ -446,14 +457,10 @@ citus_check_distributed_projection() {
             products account_links payment_aliases payment_keys transaction_keys lineage_keys token_keys notification_keys"
     if "$CITUS_LEDGER" migrate --database-url "$from" >/dev/null &&
         "$CITUS_LEDGER" demo --users 50 --database-url "$from" >/dev/null &&
-        psql "$from" -Atq -v ON_ERROR_STOP=1 -f "$ROOT/scripts/citus/more-events.sql" >/dev/null &&
+        citus_append_projected "$from" "$(cat "$ROOT/scripts/citus/more-events.sql")" "$from" &&
         "$CITUS_LEDGER" migrate --database-url "$to" >/dev/null &&
         citus_distribute_plan "$to" &&
-        psql "$from" -Atq -v ON_ERROR_STOP=1 -c "
-            SELECT format('SELECT ledger.project_positions(ARRAY[ledger.append(%L, %L, %L::jsonb, %L::timestamptz, NULL, %L)], %L);',
-                          stream, type, data, occurred_at, user_id, user_id)
-              FROM ledger.events ORDER BY position" >"$CITUS_HOME/replay.sql" &&
-        psql "$to" -Atq -v ON_ERROR_STOP=1 -f "$CITUS_HOME/replay.sql" >/dev/null; then
+        citus_append_projected "$from" "SELECT stream, type, data, occurred_at, user_id FROM ledger.events ORDER BY position" "$to"; then
         mode=$(psql "$to" -Atqc "SELECT array_to_string(proconfig, ' ') FROM pg_proc WHERE oid = 'ledger.project_positions(bigint[], text)'::regprocedure")
         case "$mode" in
             *plan_cache_mode=force_custom_plan*) ;;

@@ -83,8 +83,7 @@ BEGIN
         v_positions := ledger.append_set(a_streams, array_fill('PaymentConsumed'::text, ARRAY[cardinality(a_streams)]),
                                          a_data, a_times, true);
         -- Their owner, when the set has one (on a cluster, the one shard its statements go to).
-        PERFORM ledger.project_positions(v_positions, (SELECT CASE WHEN count(DISTINCT o) = 1 THEN min(o) END
-                                                         FROM (SELECT ledger.event_owner(x, NULL) FROM unnest(a_data) AS x) AS y(o)));
+        PERFORM ledger.project_positions(v_positions, ledger.sole_owner(a_data));
     END LOOP;
     -- In input order (an assignment per item into an array of results costs more than this sort).
     RETURN QUERY SELECT status, code, message, payment_seq, consumed_at, recorded, payments

@@ -154,8 +154,7 @@ BEGIN
         -- written by a consume of another name at the same time, so its head is locked first.
         v_positions := ledger.append_set(a_streams, a_types, a_data, a_times, 'PaymentLinked' = ANY (a_types));
         -- Their owner, when the set has one (on a cluster, the one shard its statements go to).
-        PERFORM ledger.project_positions(v_positions, (SELECT CASE WHEN count(DISTINCT o) = 1 THEN min(o) END
-                                                         FROM (SELECT ledger.event_owner(x, NULL) FROM unnest(a_data) AS x) AS y(o)));
+        PERFORM ledger.project_positions(v_positions, ledger.sole_owner(a_data));
 
         -- A recorded payment's job (reading the purchase to acknowledge it), written with the
         -- payment and caused by its event; its purchase token, which the store's API needs, is
