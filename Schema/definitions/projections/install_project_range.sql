@@ -65,8 +65,8 @@ BEGIN
     -- null when they have several. Every statement reads the log by position and, given one, by
     -- owner: on a Citus cluster the owner names the one shard that holds the events and their
     -- rows, where a statement that names none goes to every shard (docs/scale-out.md). Not an
-    -- array of owners: under the generic plans of one server `= ANY` of a set's 200 owners was
-    -- compared row by row, 5 % more instructions per payment of a set (BENCHMARKS.md).
+    -- array of owners: under one server's generic plans `= ANY` compares each row with every
+    -- owner of a set, 5 % more instructions per payment of a set (BENCHMARKS.md).
     -- A database made before the owners were named may hold project_positions(bigint[]): dropped
     -- here.
     DROP FUNCTION IF EXISTS project_positions(bigint[]);
