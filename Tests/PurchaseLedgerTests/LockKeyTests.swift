@@ -23,6 +23,14 @@ struct LockKeyTests {
             """).map { try $0.decode("lock", as: String.self) })
     }
 
+    /// The writers' gate (`ledger.writers_gate`), as `advisoryLocks` names it: `ledger.lock_keys`
+    /// takes it before the keys, shared, and a rebuild's swap takes it alone.
+    func writersGate(_ c: Connection) throws -> String {
+        try c.query("""
+            SELECT ((g >> 32) & 4294967295)::text || ':' || (g & 4294967295)::text AS lock FROM ledger.writers_gate() AS g
+            """)[0].decode("lock", as: String.self)
+    }
+
     /// Applies each line as its own transaction, its lock keys taken first; returns the outcomes.
     func applyCheckingLocks(_ c: Connection, _ lines: [String], stores: StoreConfiguration) throws -> [CommandOutcome] {
         var outcomes: [CommandOutcome] = []
@@ -32,7 +40,8 @@ struct LockKeyTests {
             try c.execute("BEGIN")
             try c.lockKeys(for: [command])
             let before = try advisoryLocks(c)
-            #expect(before.count == Set(try c.lockKeys(of: command)).count, "line \(index + 1): one lock per key")
+            #expect(before.contains(try writersGate(c)), "line \(index + 1): the writers' gate")
+            #expect(before.count == Set(try c.lockKeys(of: command)).count + 1, "line \(index + 1): one lock per key, and the gate")
             let outcome = try c.executeBatch([command])[0]
             let after = try advisoryLocks(c)
             #expect(after == before, "line \(index + 1) (\(outcome.status)) took locks its lockKeys lack: \(line.prefix(120))")

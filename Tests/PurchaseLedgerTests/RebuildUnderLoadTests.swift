@@ -111,7 +111,8 @@ struct RebuildUnderLoadTests {
         }
     }
 
-    /// Watches, on a connection of its own, until the rebuild waits for a table lock (true), or
+    /// Watches, on a connection of its own, until the rebuild waits for a lock (true): a table
+    /// lock, or the writers' gate (`ledger.writers_gate`) that an open command holds. Or until
     /// it ends or a minute passes (false, and what the database's sessions were doing).
     static func lockWait<T>(of rebuild: Background<T>, in db: TestDatabase) throws -> (Bool, String) {
         let observer = try db.connect()
@@ -121,7 +122,7 @@ struct RebuildUnderLoadTests {
             if try observer.count("""
                 SELECT count(*) FROM pg_stat_activity
                  WHERE datname = current_database() AND application_name = 'ledger rebuild'
-                   AND wait_event_type = 'Lock' AND query LIKE 'LOCK TABLE%'
+                   AND wait_event_type = 'Lock' AND (query LIKE 'LOCK TABLE%' OR query LIKE '%writers_gate%')
                 """) > 0 {
                 return (true, "")
             }

@@ -7,6 +7,7 @@ CREATE OR REPLACE FUNCTION ledger.apply_consume(p_name text, p_user text, p_toke
 RETURNS ledger.command_result
 LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $$
 DECLARE
+    r             record;      -- the payment the name stands for, and its owner (the registry's)
     -- The payment the name resolves to, locked, as it stands once the lock is ours.
     f_seq         text;
     f_user        text;
@@ -18,11 +19,14 @@ DECLARE
     o             record;
     v_pos         bigint;
 BEGIN
+    -- The writers' gate first (ledger.writers_gate), as every command takes it.
+    PERFORM pg_advisory_xact_lock_shared(ledger.writers_gate());
+    -- Two statements, the registry's and the owner's: on a cluster they live on different nodes.
+    r := ledger.payment_resolved(p_name);
     SELECT p.payment_seq, p.user_id, p.token_sha256, p.linked_token_sha256, p.product_type, p.consumed_at, p.refunded_at
       INTO f_seq, f_user, f_token, f_linked, f_type, f_consumed_at, f_refunded_at
-      FROM ledger.payment_resolved(p_name) AS r
-      JOIN ledger.payments p ON p.payment_seq = r.payment_seq AND p.user_id = r.user_id
-       FOR UPDATE OF p;
+      FROM ledger.payments p WHERE p.payment_seq = r.payment_seq AND p.user_id = r.user_id
+       FOR UPDATE;
     SELECT x.* INTO o
       FROM ledger.consume_outcome(p_name, p_user, p_token, p_at,
                                   f_seq, f_user, f_token, f_linked, f_type, f_consumed_at, f_refunded_at) AS x;

@@ -1,6 +1,7 @@
 -- Consumes a set of payments, set-based (docs/contract.md §2.2): the library's batches
 -- (consume_batch, consume_set). A set of one is that consume alone (ledger.apply_consume). Both
--- apply the one definition of the consume rules: ledger.payment_resolved, ledger.consume_outcome.
+-- apply the one definition of the consume rules, ledger.consume_outcome, to the payment each
+-- name stands for (ledger.payment_resolved, for a set at once).
 -- Item i consumes p_seqs[i] (a payment's name, or another name of it: an alias) for user
 -- p_users[i], showing the token digest p_tokens[i] (null: none, for a payment learned from a
 -- store notification), at p_times[i]. Returns one result per item, in input order. Each
@@ -42,9 +43,14 @@ BEGIN
         RETURN NEXT ledger.apply_consume(p_seqs[1], p_users[1], p_tokens[1], p_times[1]);
         RETURN;
     END IF;
-    -- The payment each item names, and its owner (ledger.payment_resolved).
-    SELECT array_agg(r.payment_seq ORDER BY n), array_agg(r.user_id ORDER BY n) INTO v_payments, v_owners
-      FROM unnest(p_seqs) WITH ORDINALITY AS i(seq, n) LEFT JOIN LATERAL ledger.payment_resolved(i.seq) AS r ON true;
+    -- The writers' gate first (ledger.writers_gate), as every command takes it.
+    PERFORM pg_advisory_xact_lock_shared(ledger.writers_gate());
+    -- The payment each item names, and its owner, as ledger.payment_resolved finds one name's:
+    -- the payments' registry asked for every name in one statement (a call of the function per
+    -- item cost 6 % more instructions; BENCHMARKS.md, "The commands' lookups on a distributed
+    -- ledger").
+    SELECT array_agg(k.names_seq ORDER BY n), array_agg(k.user_id ORDER BY n) INTO v_payments, v_owners
+      FROM unnest(p_seqs) WITH ORDINALITY AS i(seq, n) LEFT JOIN ledger.payment_keys k ON k.payment_seq = i.seq;
     -- Locked by name alone: a paymentSeq is one payment's (payment_keys), and one probe per name
     -- costs 13,700 instructions an item less than a join naming each owner (BENCHMARKS.md, "The
     -- commands read through the registries"). On a cluster a set is to be one owner's, so that

@@ -1,7 +1,7 @@
 -- Applies a notification whose owner is known. Writes nothing when it refuses. Each payment or
 -- lineage it is about is found by its key's owner, asked of the key's registry (through
--- ledger.payment_found for a store transaction, ledger.token_payment for a Google token;
--- lineage_keys), among that owner's rows.
+-- ledger.payment_found for a store transaction, ledger.token_payment for a Google token,
+-- ledger.lineage_found for a lineage), among that owner's rows.
 CREATE OR REPLACE FUNCTION ledger.apply_notification(n jsonb, p_owner text)
 RETURNS ledger.command_result
 LANGUAGE plpgsql AS $$
@@ -26,13 +26,15 @@ BEGIN
     IF v_store = 'AS' THEN
         SELECT f.payment_seq, f.user_id INTO v_seq, v_holder FROM ledger.payment_found(NULL, 'AS', n->>'transactionId') AS f;
         IF v_seq IS NULL AND n ? 'payment' THEN
-            v_type := CASE WHEN n->>'storeProductType' = 'consumable' THEN 'CONSUMABLE' ELSE coalesce(
-                (SELECT l.product_type FROM ledger.lineage_keys k
-                   JOIN ledger.lineages l
-                     ON l.store_code = k.store_code AND l.original_transaction_id = k.lineage_id AND l.user_id = k.user_id
-                  WHERE k.store_code = 'AS' AND k.lineage_id = v_lineage),
-                (SELECT product_type FROM ledger.products WHERE store_code = 'AS' AND product_id = n->'payment'->>'productId'),
-                'AUTO_RENEWABLE') END;
+            -- Its type: the lineage's, else the product's, else a subscription's.
+            IF n->>'storeProductType' = 'consumable' THEN
+                v_type := 'CONSUMABLE';
+            ELSE
+                v_type := (ledger.lineage_found('AS', v_lineage)).product_type;
+                v_type := coalesce(v_type,
+                    (SELECT product_type FROM ledger.products WHERE store_code = 'AS' AND product_id = n->'payment'->>'productId'),
+                    'AUTO_RENEWABLE');
+            END IF;
             d := n->'payment' || jsonb_build_object('userId', p_owner, 'productType', v_type,
                                                     'paymentSeq', n->>'transactionId');
             r := ledger.record_payment_core(
@@ -139,11 +141,7 @@ BEGIN
     END IF;
 
     -- The rest changes the lineage.
-    IF v_lineage IS NULL OR NOT EXISTS (SELECT FROM ledger.lineage_keys k
-                                          JOIN ledger.lineages l
-                                            ON l.store_code = k.store_code AND l.original_transaction_id = k.lineage_id
-                                           AND l.user_id = k.user_id
-                                         WHERE k.store_code = v_store AND k.lineage_id = v_lineage) THEN
+    IF (ledger.lineage_found(v_store, v_lineage)).user_id IS NULL THEN
         RETURN ledger.rejected('NOT_FOUND', format('no subscription %s on store %s', coalesce(v_lineage, '(none)'), v_store));
     END IF;
     IF v_effect IN ('autoRenewOff', 'autoRenewOn') THEN

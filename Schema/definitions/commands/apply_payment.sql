@@ -11,22 +11,19 @@ RETURNS ledger.command_result
 LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $$
 DECLARE
     v_lineage text := ledger.payment_lineage_id(d);
+    p         record;
+    l         record;
     o         record;
     v_pos     bigint;
 BEGIN
     PERFORM ledger.lock_keys(ledger.payment_lock_keys(d));
-    -- One statement: the rules, the payment and the lineage it meets, its outcome.
+    -- The payment it meets and, for a payment not recorded yet, the lineage it would join (each
+    -- a plain call, evaluated without a statement of its own); then one statement: the rules and
+    -- the outcome. A refused payment's lookups are not used.
+    p := ledger.payment_found(d->>'paymentSeq', d->>'storeCode', d->>'transactionId');
+    l := ledger.lineage_found(d->>'storeCode', CASE WHEN p.payment_seq IS NULL THEN v_lineage END);
     SELECT x.* INTO o
       FROM ledger.payment_refused_field(p_kind, d, p_from_store, ledger.payment_rules()) AS f
-      LEFT JOIN LATERAL ledger.payment_found(d->>'paymentSeq', d->>'storeCode', d->>'transactionId') AS p
-             ON f.field IS NULL
-      -- A lineage matters only to a payment not recorded yet; it is read among its owner's
-      -- rows, the owner asked of its registry.
-      LEFT JOIN ledger.lineage_keys lk
-             ON f.field IS NULL AND p.payment_seq IS NULL
-            AND lk.store_code = d->>'storeCode' AND lk.lineage_id = v_lineage
-      LEFT JOIN ledger.lineages l
-             ON l.store_code = lk.store_code AND l.original_transaction_id = lk.lineage_id AND l.user_id = lk.user_id
      CROSS JOIN LATERAL ledger.payment_outcome(
                 p_kind, d, p_from_store, f.field,
                 p.payment_seq IS NOT NULL, p.payment_seq, p.user_id, p.product_id, p.price, p.token_sha256,

@@ -1,7 +1,10 @@
 -- Records a batch of purchases and renewals, set-based (docs/contract.md §2.1, §3): the
 -- library's batches (record_payments), a restore's items. A batch of one item is that payment
 -- alone (ledger.apply_payment). Both apply the one definition of the payment rules:
--- ledger.payment_refused_field, ledger.payment_found and ledger.payment_outcome.
+-- ledger.payment_refused_field and ledger.payment_outcome. The payment and the lineage an item
+-- meets are found as ledger.payment_found and ledger.lineage_found find one payment's, for a
+-- round at once (below); SetEngineTests holds a batch to the outcomes of its commands one at a
+-- time.
 -- p_items: [{"kind": "purchase" | "renewal", "data": {the payment command}, "job": {…}}, ...]
 -- (the §2.1 fields under their contract names, the token as purchaseTokenSha256), checked
 -- against ledger.field_rules; each event's data is what ledger.payment_event builds. "job"
@@ -36,6 +39,9 @@ DECLARE
     v_results   ledger.command_result[];
     v_pending   integer[];
     v_round     integer[];
+    r_seqs      text[];      -- per item of the round: the payment it meets, and its owner
+    r_owners    text[];
+    r_lineage_owners text[]; -- the owner of its lineage, for an item meeting no payment
     v_outcomes  ledger.command_result[];
     v_ords      integer[];
     a_streams   text[];
@@ -93,11 +99,40 @@ BEGIN
         END IF;
 
         -- Every item's outcome, and the event it appends (a new payment, or a link).
+        -- The owners of the round's keys, each registry asked for all of them in one statement, as
+        -- ledger.payment_found and ledger.lineage_found ask for one item's: the payment of the
+        -- item's own name (payment_keys), else of its store transaction (transaction_keys), and for
+        -- an item meeting no payment, its lineage's owner (lineage_keys). The round's statement
+        -- reads those owners' rows. On a cluster a registry's rows and an owner's live on
+        -- different nodes, and one statement does not join them; on one server, per item, a
+        -- function of its own per lookup cost 7 % more instructions than these statements
+        -- (BENCHMARKS.md, "The commands' lookups on a distributed ledger").
+        SELECT array_agg(k.names_seq ORDER BY i.n), array_agg(k.user_id ORDER BY i.n) INTO r_seqs, r_owners
+          FROM unnest(v_round) WITH ORDINALITY AS i(ord, n)
+          LEFT JOIN ledger.payment_keys k
+                 ON k.payment_seq = v_items[i.ord]->'data'->>'paymentSeq' AND k.names_seq = k.payment_seq;
+        IF array_position(r_seqs, NULL) IS NOT NULL THEN
+            SELECT array_agg(coalesce(r_seqs[i.n], k.payment_seq) ORDER BY i.n),
+                   array_agg(coalesce(r_owners[i.n], k.user_id) ORDER BY i.n) INTO r_seqs, r_owners
+              FROM unnest(v_round) WITH ORDINALITY AS i(ord, n)
+              LEFT JOIN ledger.transaction_keys k
+                     ON r_seqs[i.n] IS NULL AND k.store_code = v_items[i.ord]->'data'->>'storeCode'
+                    AND k.transaction_id = v_items[i.ord]->'data'->>'transactionId';
+            SELECT array_agg(k.user_id ORDER BY i.n) INTO r_lineage_owners
+              FROM unnest(v_round) WITH ORDINALITY AS i(ord, n)
+              LEFT JOIN ledger.lineage_keys k
+                     ON r_seqs[i.n] IS NULL AND k.store_code = v_items[i.ord]->'data'->>'storeCode'
+                    AND k.lineage_id = ledger.payment_lineage_id(v_items[i.ord]->'data');
+        ELSE
+            r_lineage_owners := '{}';
+        END IF;
+
         WITH items AS MATERIALIZED (
             SELECT ord, v_items[ord]->>'kind' AS kind, d, d->>'paymentSeq' AS seq, d->>'storeCode' AS store,
                    d->>'transactionId' AS txid, d->>'productType' AS type,
-                   ledger.payment_lineage_id(d) AS lineage
-              FROM unnest(v_round) AS ord, LATERAL (SELECT v_items[ord]->'data' AS d) x
+                   ledger.payment_lineage_id(d) AS lineage, found_seq, found_owner, lineage_owner
+              FROM unnest(v_round, r_seqs, r_owners, r_lineage_owners) AS i(ord, found_seq, found_owner, lineage_owner),
+                   LATERAL (SELECT v_items[ord]->'data' AS d) x
         ), checked AS MATERIALIZED (
             SELECT items.*, f.field FROM items CROSS JOIN LATERAL ledger.payment_refused_field(kind, d, p_from_store, ledger.payment_rules()) AS f
         ), looked AS MATERIALIZED (
@@ -106,13 +141,11 @@ BEGIN
                    p.token_sha256 AS p_token, p.linked_token_sha256 AS p_linked, p.payment_seq IS NOT NULL AS p_found,
                    l.user_id AS t_user, l.product_id AS t_product, l.product_type AS t_type, l.user_id IS NOT NULL AS t_found
               FROM checked c
-              LEFT JOIN LATERAL ledger.payment_found(c.seq, c.store, c.txid) AS p ON c.field IS NULL
-              LEFT JOIN LATERAL (
-                    SELECT l.user_id, l.product_id, l.product_type
-                      FROM ledger.lineage_keys k
-                      JOIN ledger.lineages l
-                        ON l.store_code = k.store_code AND l.original_transaction_id = k.lineage_id AND l.user_id = k.user_id
-                     WHERE k.store_code = c.store AND k.lineage_id = c.lineage) l ON c.field IS NULL
+              LEFT JOIN ledger.payments p
+                     ON c.field IS NULL AND p.payment_seq = c.found_seq AND p.user_id = c.found_owner
+              LEFT JOIN ledger.lineages l
+                     ON c.field IS NULL AND l.store_code = c.store AND l.original_transaction_id = c.lineage
+                    AND l.user_id = c.lineage_owner
         ), first_of_lineage AS MATERIALIZED (
             -- A lineage not recorded yet is defined by the round's first item of it that will
             -- be recorded (no broken field, no payment of its name or transaction), as it would

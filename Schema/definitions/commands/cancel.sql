@@ -14,11 +14,8 @@ BEGIN
     k.original_transaction_id := p_original_transaction_id;
     PERFORM ledger.lock_keys(ledger.command_lock_keys(k));
     -- The lineage's owner, asked of its registry; the rest is read among that owner's rows.
-    SELECT ln.user_id INTO l FROM ledger.lineage_keys lk
-      JOIN ledger.lineages ln
-        ON ln.store_code = lk.store_code AND ln.original_transaction_id = lk.lineage_id AND ln.user_id = lk.user_id
-     WHERE lk.store_code = p_store_code AND lk.lineage_id = p_original_transaction_id;
-    IF NOT FOUND THEN
+    l := ledger.lineage_found(p_store_code, p_original_transaction_id);
+    IF l.user_id IS NULL THEN
         RETURN ledger.rejected('NOT_FOUND',
             format('no subscription %s on store %s', p_original_transaction_id, p_store_code));
     END IF;

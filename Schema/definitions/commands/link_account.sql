@@ -8,6 +8,8 @@ DECLARE
     v_pos  bigint;
     k      ledger.command;
 BEGIN
+    -- The writers' gate first (ledger.writers_gate), as every command takes it.
+    PERFORM pg_advisory_xact_lock_shared(ledger.writers_gate());
     IF coalesce(p_store_code, '') NOT IN ('AS', 'GG') THEN
         RETURN ledger.rejected('UNKNOWN_STORE', format('unknown store %s', p_store_code));
     ELSIF coalesce(p_user_id, '') = '' OR coalesce(p_token, '') = '' THEN

@@ -4,10 +4,13 @@
 -- account, payment, store transaction, lineage, Google token, product), then by the key's hash.
 -- A key is 'kind:...', as the command functions build them; nulls are skipped, a key already
 -- held is taken again at no cost. A batch of commands calls it first with the keys of all of
--- them (LedgerCommand.lockKeys in Swift); apply_payments with the keys of its items.
+-- them (LedgerCommand.lockKeys in Swift); apply_payments with the keys of its items. Before the
+-- keys it takes the writers' gate, shared (ledger.writers_gate), which a rebuild's swap takes
+-- alone.
 CREATE OR REPLACE FUNCTION ledger.lock_keys(p_keys text[]) RETURNS void
 LANGUAGE plpgsql AS $$
 BEGIN
+    PERFORM pg_advisory_xact_lock_shared(ledger.writers_gate());
     -- One statement: each lock is taken as the sorted keys come out.
     PERFORM pg_advisory_xact_lock(hash) FROM (
         SELECT hash FROM (

@@ -21,6 +21,9 @@ BEGIN
                      'transaction:AS:' || (n->>'transactionId'),
                      'lineage:AS:' || ledger.lineage_id(n->>'originalTransactionId', n->>'transactionId')];
     ELSIF n->>'effect' = 'learnedPayment' THEN
+        -- The writers' gate (ledger.writers_gate) before the tables read here, as before any
+        -- table a command reads.
+        PERFORM pg_advisory_xact_lock_shared(ledger.writers_gate());
         SELECT t.lineage_id INTO v_lineage FROM ledger.token_payment(decode(n->>'purchaseTokenSha256', 'hex'), true) AS t;
         RETURN ARRAY['notification:GG:' || (n->>'notificationId'),
                      'account:GG:' || (n->>'appAccountToken'),

@@ -67,8 +67,8 @@ LANGUAGE sql STABLE AS $$
                    -- A duplicate of a notification's payment links its token (and its name, unless
                    -- the name is taken: the payments' registry holds every payment's and alias's).
                    p_found AND NOT p_from_store AND p_token IS NULL AND p_field IS NULL
-                       AND (p_linked IS NULL OR (x.seq <> p_seq AND NOT EXISTS (
-                               SELECT FROM ledger.payment_keys k WHERE k.payment_seq = x.seq))) AS links
+                       AND (p_linked IS NULL OR (x.seq <> p_seq
+                                                 AND (ledger.payment_resolved(x.seq)).payment_seq IS NULL)) AS links
               FROM (SELECT d->>'paymentSeq' AS seq, d->>'storeCode' AS store, d->>'transactionId' AS txid,
                            d->>'productType' AS type, ledger.payment_lineage_id(d) AS lineage,
                            CASE WHEN p_field IS NULL THEN ledger.payment_event(d, p_from_store) END AS e,

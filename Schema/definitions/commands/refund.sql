@@ -9,13 +9,16 @@ CREATE OR REPLACE FUNCTION ledger.refund(p_payment_seq text, p_time timestamptz,
 RETURNS ledger.command_result
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET jit = off AS $$
 DECLARE
+    r     record;
     p     record;
     v_pos bigint;
 BEGIN
+    -- The writers' gate first (ledger.writers_gate), as every command takes it.
+    PERFORM pg_advisory_xact_lock_shared(ledger.writers_gate());
+    r := ledger.payment_resolved(p_payment_seq);
     SELECT pa.payment_seq, pa.user_id, pa.refunded_at INTO p
-      FROM ledger.payment_resolved(p_payment_seq) AS r
-      JOIN ledger.payments pa ON pa.payment_seq = r.payment_seq AND pa.user_id = r.user_id
-       FOR UPDATE OF pa;
+      FROM ledger.payments pa WHERE pa.payment_seq = r.payment_seq AND pa.user_id = r.user_id
+       FOR UPDATE;
     IF NOT FOUND THEN
         RETURN ledger.rejected('NOT_FOUND', format('no payment %s', p_payment_seq), p_payment_seq);
     ELSIF p.refunded_at IS NOT NULL THEN

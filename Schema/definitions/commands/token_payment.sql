@@ -7,12 +7,19 @@ CREATE OR REPLACE FUNCTION ledger.token_payment(p_token bytea, p_subscription bo
                                                 OUT payment_seq text, OUT lineage_id text, OUT user_id text,
                                                 OUT product_type text, OUT price numeric, OUT currency text)
 LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    v_owner text;
 BEGIN
+    -- Two statements, the registry's and the owner's: on a cluster they live on different nodes.
+    SELECT k.user_id INTO v_owner FROM ledger.token_keys k WHERE k.token_sha256 = p_token;
+    IF v_owner IS NULL THEN
+        RETURN;
+    END IF;
     SELECT p.payment_seq, p.lineage_id, p.user_id, p.product_type, p.price, p.currency
       INTO payment_seq, lineage_id, user_id, product_type, price, currency
-      FROM ledger.token_keys k
-      JOIN ledger.payments p ON p.user_id = k.user_id AND p.token_sha256 = k.token_sha256
-     WHERE k.token_sha256 = p_token AND p.store_code = 'GG' AND (p.lineage_id IS NOT NULL OR NOT p_subscription)
+      FROM ledger.payments p
+     WHERE p.user_id = v_owner AND p.token_sha256 = p_token AND p.store_code = 'GG'
+       AND (p.lineage_id IS NOT NULL OR NOT p_subscription)
      ORDER BY p.purchase_time DESC, p.payment_seq DESC
      LIMIT 1;
 END

@@ -6,9 +6,11 @@ extension ProjectionRebuilder {
     /// Tries the swap until it gets its locks, catching up without locks between attempts.
     /// Returns the events applied under the lock of the attempt that committed.
     func swapWithRetries(seen: inout String, summary: inout RebuildSummary) throws -> Int {
-        // The first locks (every table in share update exclusive mode, then payments) and the
-        // last (the log) are taken while holding nothing a writer waits for: they may wait past
-        // deadlock_timeout, which also makes the server cancel an autovacuum that holds a table.
+        // The first locks (the writers' gate, every table in share update exclusive mode, then
+        // payments) and the last (the log) are taken while holding nothing a writer holding
+        // something waits for (a command waiting at the gate holds nothing yet): they may wait
+        // past deadlock_timeout, which also makes the server cancel an autovacuum that holds a
+        // table.
         // The locks in between are taken while holding payments: their waits stay well under
         // deadlock_timeout, so that when a writer and the swap wait for each other, the swap
         // gives up first and the writer never sees a deadlock.
@@ -67,10 +69,16 @@ extension ProjectionRebuilder {
             // order in which ledger.refresh_statistics analyses them, so that the two never wait
             // for each other in a circle.
             try c.execute("SELECT set_config('lock_timeout', \("\(longWait)ms"), true)")
+            // The writers' gate (ledger.writers_gate), which every command takes first, shared:
+            // the commands in flight end, and a new one waits here before it touches any table.
+            // A command holding a registry it read while it waits for a table held here would
+            // make every attempt give up.
+            try c.execute("SELECT pg_advisory_xact_lock(ledger.writers_gate())")
             let byName = tables.sorted { $0.name < $1.name }.map(name)
             try c.execute("LOCK TABLE \(byName.joined(separator: ", ")) IN SHARE UPDATE EXCLUSIVE MODE")
-            // Writers touch payments first: once it is held, no new command gets further. Then
-            // the dependent views, the other tables, and the log (appends in flight finish first).
+            // A command without keys (a consume alone) touches payments' registry, then payments:
+            // once payments is held, no such command gets further. Then the dependent views, the
+            // other tables, and the log (appends in flight finish first).
             try c.execute("LOCK TABLE \(name(tables[0])) IN ACCESS EXCLUSIVE MODE")
             // View names come quoted from the catalog (format('%I.%I')).
             let rest = before.filter { $0.kind == "v" }.map { SQL(unsafeSQL: $0.name) } + tables.dropFirst().map(name)
