@@ -500,7 +500,8 @@ citus_check_distributed_projection() {
 # which are sets), then scripts/citus/more-commands.sql through the SQL entry points (store
 # notifications of every effect, an account link, the refusals the key registries decide). Both
 # answer every command alike, append the same events, and hold the same rows
-# (citus_compare_ledgers).
+# (citus_compare_ledgers). Before the commands, `ledger migrate` runs again on the distributed
+# ledger, as a release that changes the commands would.
 citus_check_distributed_commands() {
     local source="ledger_citus_commands_$$" target="ledger_citus_commands_d_$$" from to ok=0 url i
     local demo="$CITUS_HOME/commands.ndjson"
@@ -511,9 +512,13 @@ citus_check_distributed_commands() {
     to=$(citus_conninfo 0 "$target")
     # A restore is a set (ledger.append_set), which does not run on a distributed ledger yet.
     "$CITUS_LEDGER" demo --users 50 --write - 2>/dev/null | grep -v '^{"type":"restore"' >"$demo"
+    # The distributed ledger then takes a release that changes the commands: `ledger migrate`
+    # applies every definition again there (the projections' are the same: nothing is rebuilt).
     if "$CITUS_LEDGER" migrate --database-url "$from" >/dev/null &&
         "$CITUS_LEDGER" migrate --database-url "$to" >/dev/null &&
-        citus_distribute_plan "$to"; then
+        citus_distribute_plan "$to" &&
+        psql "$to" -Atqc "DELETE FROM ledger.schema_definitions WHERE path NOT LIKE 'projections/%'" &&
+        "$CITUS_LEDGER" migrate --database-url "$to" >/dev/null; then
         i=0
         for url in "$from" "$to"; do
             i=$((i + 1))

@@ -26,7 +26,9 @@ BEGIN
     IF v_store = 'AS' THEN
         SELECT f.payment_seq, f.user_id INTO v_seq, v_holder FROM ledger.payment_found(NULL, 'AS', n->>'transactionId') AS f;
         IF v_seq IS NULL AND n ? 'payment' THEN
-            -- Its type: the lineage's, else the product's, else a subscription's.
+            -- Its type: the lineage's, else the product's, else a subscription's. Two assignments:
+            -- the lookup is not part of the statement reading products, which on a Citus cluster
+            -- is a reference table and its statement may run on a worker whole.
             IF n->>'storeProductType' = 'consumable' THEN
                 v_type := 'CONSUMABLE';
             ELSE

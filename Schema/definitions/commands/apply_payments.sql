@@ -98,7 +98,6 @@ BEGIN
             v_pending := ARRAY(SELECT unnest(v_pending) EXCEPT SELECT unnest(v_round) ORDER BY 1);
         END IF;
 
-        -- Every item's outcome, and the event it appends (a new payment, or a link).
         -- The owners of the round's keys, each registry asked for all of them in one statement, as
         -- ledger.payment_found and ledger.lineage_found ask for one item's: the payment of the
         -- item's own name (payment_keys), else of its store transaction (transaction_keys), and for
@@ -127,6 +126,7 @@ BEGIN
             r_lineage_owners := '{}';
         END IF;
 
+        -- Every item's outcome, and the event it appends (a new payment, or a link).
         WITH items AS MATERIALIZED (
             SELECT ord, v_items[ord]->>'kind' AS kind, d, d->>'paymentSeq' AS seq, d->>'storeCode' AS store,
                    d->>'transactionId' AS txid, d->>'productType' AS type,

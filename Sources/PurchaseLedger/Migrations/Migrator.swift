@@ -118,6 +118,12 @@ public struct Migrator: Sendable {
     /// projection tables come after the functions that name them.
     private func apply(_ tx: Connection) throws {
         try tx.execute("SELECT set_config('check_function_bodies', 'off', true)")
+        // On a Citus database the log's append-only triggers are made again on a log that may be
+        // distributed, where Citus refuses a trigger unless told that it fires on the shards
+        // (docs/scale-out.md).
+        try tx.execute("""
+            SELECT set_config('citus.enable_unsafe_triggers', 'on', true) FROM pg_extension WHERE extname = 'citus'
+            """)
         for definition in definitions {
             do {
                 if definition.path == FieldRules.definitionPath {
