@@ -91,8 +91,16 @@ struct RebuildUnderLoadTests {
             let vacuum = try db.connect()
             defer { vacuum.close() }
             try vacuum.executeScript(unsafeSQL: "BEGIN; LOCK TABLE ledger.lineage_states IN SHARE UPDATE EXCLUSIVE MODE")
+            // The swap's long waits are twice deadlock_timeout: 2 s at the default, which a loaded
+            // machine's watch below once outlasted (two attempts). At 10 s the long wait outlasts
+            // any watch, and a short wait (under half of it, shared by some twenty tables: about
+            // 240 ms) still gives up before the vacuum ends.
             let rebuild = Background {
-                try db.withConnection { c in try ProjectionRebuilder(connection: c).rebuild() }
+                try db.withConnection { c in
+                    try c.executeScript(unsafeSQL: "SET deadlock_timeout = '10s'")
+                    defer { try? c.executeScript(unsafeSQL: "RESET deadlock_timeout") }
+                    return try ProjectionRebuilder(connection: c).rebuild()
+                }
             }
             // Once the swap waits on the table, the vacuum goes on a while, then ends.
             let watch = Background { () throws -> (Bool, String) in
