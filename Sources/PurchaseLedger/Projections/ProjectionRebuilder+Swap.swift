@@ -76,8 +76,8 @@ extension ProjectionRebuilder {
             try c.execute("SELECT pg_advisory_xact_lock(ledger.writers_gate())")
             let byName = tables.sorted { $0.name < $1.name }.map(name)
             try c.execute("LOCK TABLE \(byName.joined(separator: ", ")) IN SHARE UPDATE EXCLUSIVE MODE")
-            // A command without keys (a consume alone) touches payments' registry, then payments:
-            // once payments is held, no such command gets further. Then the dependent views, the
+            // Every command takes the gate first, so none is in flight now; a query may be. Payments
+            // first, with the long wait (a query reading it ends), then the dependent views, the
             // other tables, and the log (appends in flight finish first).
             try c.execute("LOCK TABLE \(name(tables[0])) IN ACCESS EXCLUSIVE MODE")
             // View names come quoted from the catalog (format('%I.%I')).
