@@ -7,18 +7,24 @@ LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
     v_stores   text[];
     v_lineages text[];
+    v_owners   text[];      -- each lineage's owner
     v_owner    text;        -- the owner of every lineage, or null when they have several
     v_since    timestamptz[];
     v_spans    boolean[];
+    v_each     text[];      -- the owners refreshed apart: one, or null for all at once
+    s_stores   text[];      -- one owner's lineages
+    s_lineages text[];
+    s_since    timestamptz[];
+    s_spans    boolean[];
 BEGIN
     DELETE FROM ledger.spans_settle WHERE xact = pg_current_xact_id() AND target = p_target;
     WITH due AS (
         DELETE FROM ledger.spans_due WHERE xact = pg_current_xact_id() AND target = p_target
         RETURNING store_code, lineage_id, owner, since, spans)
     SELECT coalesce(array_agg(store_code), '{}'), coalesce(array_agg(lineage_id), '{}'),
-           CASE WHEN count(DISTINCT owner) = 1 THEN min(owner) END,
+           coalesce(array_agg(owner), '{}'), CASE WHEN count(DISTINCT owner) = 1 THEN min(owner) END,
            coalesce(array_agg(since), '{}'), coalesce(array_agg(spans), '{}')
-      INTO v_stores, v_lineages, v_owner, v_since, v_spans FROM due;
+      INTO v_stores, v_lineages, v_owners, v_owner, v_since, v_spans FROM due;
     -- Two transactions can change one lineage under different command keys (a refund locks its
     -- payment, a renewal its lineage, a Google notification its token): each settles it from
     -- what it sees, and unserialized, the later one would fail on the earlier one's rows (a
@@ -34,15 +40,34 @@ BEGIN
              ORDER BY 1) k;
     END IF;
     -- A schema dropped since (a shadow after its swap) has nothing left to keep.
-    IF cardinality(v_stores) > 0 AND to_regprocedure(format('%I.refresh_spans(text[], text[], text)', p_target)) IS NOT NULL THEN
-        IF true = ANY (v_spans) THEN
+    IF cardinality(v_stores) = 0 OR to_regprocedure(format('%I.refresh_spans(text[], text[], text)', p_target)) IS NULL THEN
+        RETURN;
+    END IF;
+    -- On a Citus cluster the lineages of several owners (a batch's) are refreshed owner by owner:
+    -- there refresh_spans and refresh_states read and write one owner's shard, and Citus plans no
+    -- statement that joins the rows of several. One server refreshes them all at once.
+    IF v_owner IS NULL AND ledger.distributed_log() THEN
+        v_each := ARRAY(SELECT DISTINCT o FROM unnest(v_owners) AS o ORDER BY 1);
+    ELSE
+        v_each := ARRAY[v_owner];
+    END IF;
+    FOREACH v_owner IN ARRAY v_each LOOP
+        IF cardinality(v_each) = 1 THEN
+            s_stores := v_stores; s_lineages := v_lineages; s_since := v_since; s_spans := v_spans;
+        ELSE
+            SELECT array_agg(t.s), array_agg(t.l), array_agg(t.at), array_agg(t.f)
+              INTO s_stores, s_lineages, s_since, s_spans
+              FROM unnest(v_stores, v_lineages, v_owners, v_since, v_spans) AS t(s, l, o, at, f)
+             WHERE t.o = v_owner;
+        END IF;
+        IF true = ANY (s_spans) THEN
             EXECUTE format('SELECT %I.refresh_spans($1, $2, $3)', p_target)
-              USING ARRAY(SELECT s FROM unnest(v_stores, v_spans) t(s, f) WHERE f),
-                    ARRAY(SELECT l FROM unnest(v_lineages, v_spans) t(l, f) WHERE f),
+              USING ARRAY(SELECT s FROM unnest(s_stores, s_spans) t(s, f) WHERE f),
+                    ARRAY(SELECT l FROM unnest(s_lineages, s_spans) t(l, f) WHERE f),
                     v_owner;
         END IF;
-        EXECUTE format('SELECT %I.refresh_states($1, $2, $3, $4)', p_target) USING v_stores, v_lineages, v_since, v_owner;
-    END IF;
+        EXECUTE format('SELECT %I.refresh_states($1, $2, $3, $4)', p_target) USING s_stores, s_lineages, s_since, v_owner;
+    END LOOP;
 END
 $$;
 REVOKE ALL ON FUNCTION ledger.settle_spans(text) FROM PUBLIC;
