@@ -501,6 +501,48 @@ citus_check_distributed_projection() {
     return $ok
 }
 
+# What every user of two ledgers (one server's tables, then a distributed one, given the same
+# commands from $3 on, an ISO time) is told by the queries of `ledger`: unconsumed payments,
+# subscriptions now and at two past instants, expired ones included, and the history. A
+# history's positions and recording times aside (a set appends its events round by round on one
+# server), the times of events the commands stamped with the wall clock (since $3: an account
+# link, a link of a learned payment), which differ between the ledgers, and its events of one
+# instant in any order; everything else alike, line for line.
+citus_compare_queries() {
+    local url i user at
+    local normalize='import json, sys
+since = sys.argv[1]
+for line in sys.stdin:
+    d = json.loads(line)
+    if isinstance(d, dict) and "entries" in d:
+        for e in d["entries"]:
+            e.pop("position", None); e.pop("recordedAt", None)
+            if e["occurredAt"] >= since: e["occurredAt"] = "(the wall clock)"
+        d["entries"].sort(key=lambda e: (e["occurredAt"], json.dumps(e, sort_keys=True)))
+    print(json.dumps(d, sort_keys=True))'
+    i=0
+    for url in "$1" "$2"; do
+        i=$((i + 1))
+        for user in $(psql "$1" -Atqc "SELECT DISTINCT user_id FROM ledger.events WHERE user_id <> '' ORDER BY 1") u-nobody; do
+            "$CITUS_LEDGER" unconsumed --user "$user" --json --database-url "$url" || return 1
+            for at in now 2026-06-01T00:00:00Z 2026-12-02T12:00:00Z; do
+                if [ "$at" = now ]; then
+                    "$CITUS_LEDGER" subscriptions --user "$user" --include-expired --json --database-url "$url" || return 1
+                else
+                    "$CITUS_LEDGER" subscriptions --user "$user" --include-expired --at "$at" --json --database-url "$url" || return 1
+                fi
+            done
+            "$CITUS_LEDGER" history --user "$user" --limit 1000 --json --database-url "$url" || return 1
+        done | python3 -c "$normalize" "$3" >"$CITUS_HOME/queries.$i" ||
+            { echo "Citus: the queries failed on $([ $i -eq 1 ] && echo "one server's tables" || echo "the distributed ledger")" >&2; return 1; }
+    done
+    if ! diff "$CITUS_HOME/queries.1" "$CITUS_HOME/queries.2" >"$CITUS_HOME/queries.diff"; then
+        echo "Citus: the queries answered otherwise on the distributed ledger (< one server, > distributed):" >&2
+        head -c 2000 "$CITUS_HOME/queries.diff" >&2
+        return 1
+    fi
+}
+
 # The commands on a distributed ledger: the same commands on a ledger of one server's tables and
 # on one distributed by the whole plan: a demo's lines through `ledger ingest` in its batches
 # (purchases, renewals, consumes, cancels, refunds, restores: on one server a batch's payments and
@@ -508,11 +550,12 @@ citus_check_distributed_projection() {
 # statement per transaction, scripts/citus/more-commands.sql (store notifications of every effect,
 # an account link, the refusals the key registries decide) and scripts/citus/more-sets.sql (sets
 # of payments and of consumes of several owners, restores). Both answer every command alike,
-# append the same events, and hold the same rows (citus_compare_ledgers). Before the commands,
+# append the same events, hold the same rows (citus_compare_ledgers) and answer every user's
+# queries alike (citus_compare_queries). Before the commands,
 # `ledger migrate` runs again on the distributed ledger, as a release that changes the commands
 # would.
 citus_check_distributed_commands() {
-    local source="ledger_citus_commands_$$" target="ledger_citus_commands_d_$$" from to ok=0 url i
+    local source="ledger_citus_commands_$$" target="ledger_citus_commands_d_$$" from to ok=0 url i since
     local demo="$CITUS_HOME/commands.ndjson"
     echo "  the commands on a distributed ledger, against one server's:"
     citus_create_database "$source"
@@ -528,6 +571,7 @@ citus_check_distributed_commands() {
         psql "$to" -Atqc "DELETE FROM ledger.schema_definitions WHERE path NOT LIKE 'projections/%'" &&
         "$CITUS_LEDGER" migrate --database-url "$to" >/dev/null; then
         i=0
+        since=$(date -u +%Y-%m-%dT%H:%M:%S)
         for url in "$from" "$to"; do
             i=$((i + 1))
             # Exit 1: the demo refuses some lines on purpose (the contract's refusals). Its lines
@@ -544,10 +588,12 @@ citus_check_distributed_commands() {
             diff -q "$CITUS_HOME/events.1" "$CITUS_HOME/events.2" >&2 ||
                 { echo "Citus: the distributed ledger appended other events" >&2; ok=1; }
             citus_compare_ledgers "$from" "$to" "without positions" || ok=1
+            citus_compare_queries "$from" "$to" "$since" || ok=1
         fi
         [ $ok -eq 0 ] &&
             echo "  $(wc -l <"$CITUS_HOME/answers.2") commands answered alike, in batches and sets, on the distributed ledger:" \
-                 "$(wc -l <"$CITUS_HOME/events.2") events and its $(echo $CITUS_COMPARED_TABLES | wc -w) tables the same"
+                 "$(wc -l <"$CITUS_HOME/events.2") events and its $(echo $CITUS_COMPARED_TABLES | wc -w) tables the same," \
+                 "and $(wc -l <"$CITUS_HOME/queries.2") queries of its users (unconsumed, subscriptions, history)"
     else
         echo "Citus: the distributed ledger could not be made (above)" >&2
         ok=1

@@ -101,6 +101,27 @@ struct SubscriptionsAtTests {
         }
     }
 
+    /// One user's lineages (`ledger.user_subscriptions_at`, what `ledger subscriptions`, the HTTP
+    /// API and the console ask, and a Citus cluster runs) are every user's
+    /// (`ledger.subscriptions_at`) of that user, for every user and every instant of the grid.
+    @Test func oneUsersLineagesAreEveryUsersOfThatUser() async throws {
+        try await TestDatabase.with { db in
+            try db.withConnection { c throws in
+                try EntitledSpansTests.load(c)
+                // Every 8 days (a call per user and instant: the 61 hours of the tests above took
+                // 23 s here); the instants still fall in every status.
+                let grid = "generate_series('2025-12-01T00:00:00Z'::timestamptz, '2027-01-01T00:00:00Z', interval '8 days') t"
+                let users = "(SELECT DISTINCT user_id FROM ledger.lineages UNION SELECT 'no such user') u(id)"
+                let one = try EntitledSpansTests.rows(c, "SELECT t, s.* FROM \(grid) CROSS JOIN \(users) CROSS JOIN LATERAL ledger.user_subscriptions_at(u.id, t) s")
+                let all = try EntitledSpansTests.rows(c, "SELECT t, s.* FROM \(grid) CROSS JOIN LATERAL ledger.subscriptions_at(t) s")
+                #expect(one.count > 1000)
+                #expect(one == all)
+                let statuses = try EntitledSpansTests.rows(c, "SELECT DISTINCT s.status FROM \(grid) CROSS JOIN \(users) CROSS JOIN LATERAL ledger.user_subscriptions_at(u.id, t) s")
+                #expect(Set(statuses).isSuperset(of: ["active", "billingRetry", "expired", "inGracePeriod", "revoked"].map { "(\($0))" }))
+            }
+        }
+    }
+
     /// The states are exact at their edges: for every lineage with a billing state, an auto-renew
     /// change, a refund or an extension, at each of its change points, a microsecond before each,
     /// and at and just before each expiry and grace end, the lineage is what the aggregate said.

@@ -1,6 +1,8 @@
 -- Every subscription lineage with at least one payment made by p_at, as docs/contract.md §3.2
--- evaluates it at p_at, billing states included. Filter it by user_id and store_code: the
--- filters reach the lineages index. (A database of the first releases may hold a version
+-- evaluates it at p_at, billing states included, for every user: the ledger's summary, the
+-- tests. One user's are ledger.user_subscriptions_at's, the same statement for one owner, which a
+-- Citus cluster runs (this SQL function it does not: docs/scale-out.md); the status of each is
+-- ledger.subscription_status for both. (A database of the first releases may hold a version
 -- without the billing states' columns: the migrator's adoption drops it first.)
 -- Each lineage is read from ledger.lineage_states: its row for the latest change point at or
 -- before p_at, one backward step of the primary key (install_lineage_states.sql has the rules
@@ -20,16 +22,9 @@ SELECT l.user_id, l.store_code, l.product_id, l.product_type, l.original_transac
   FROM ledger.lineages l
  CROSS JOIN LATERAL (
        SELECT st.latest_payment_seq, st.first_purchase, st.live_expiry, st.auto_renewing, st.grace_expires_at,
-              CASE WHEN st.live_expiry > p_at THEN 'active'
-                   -- A billing state holds from its time until a renewal paid after it.
-                   WHEN st.billing_state IS NOT NULL THEN
-                        CASE WHEN st.billing_state <> 'inGracePeriod' THEN st.billing_state
-                             WHEN st.grace_expires_at IS NULL OR st.grace_expires_at > p_at THEN 'inGracePeriod'
-                             ELSE 'billingRetry' END
-                   WHEN st.revoked_until > p_at THEN 'revoked'
-                   ELSE 'expired' END AS status
+              ledger.subscription_status(p_at, st.live_expiry, st.billing_state, st.grace_expires_at, st.revoked_until) AS status
          FROM ledger.lineage_states st
-        WHERE st.store_code = l.store_code AND st.lineage_id = l.original_transaction_id
+        WHERE st.store_code = l.store_code AND st.lineage_id = l.original_transaction_id AND st.user_id = l.user_id
           AND st.valid_from <= p_at
         ORDER BY st.valid_from DESC
         LIMIT 1) s

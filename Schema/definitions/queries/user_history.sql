@@ -17,11 +17,19 @@
 -- A notification that changed nothing of the user's (ignored, a duplicate) is not found.
 --
 -- SECURITY DEFINER: a ledger_writer login may ask too, and only ledger_reader may read jobs.
+-- PL/pgSQL, not SQL: on a Citus cluster no statement reads a distributed table through a
+-- SQL-language function (docs/scale-out.md). Under custom plans: there the user, a constant,
+-- names the shard of the user's own events, and one server answers faster than with the generic
+-- plan a caller's prepared statement got when this was SQL inlined into it (1,070 against 700
+-- histories a second; BENCHMARKS.md, "Queries on a distributed ledger"). A database made before
+-- holds it as a SQL function, which CREATE OR REPLACE replaces in place (the result is the same).
 CREATE OR REPLACE FUNCTION ledger.user_history(p_user_id text, p_limit integer)
 RETURNS TABLE (event_position bigint, occurred_at timestamptz, recorded_at timestamptz, stream text, type text,
                change text, summary text, store_code text, payment_seq text, original_transaction_id text,
                notification_id text, job_id bigint, job_kind text, job_state text, job_outcome text)
-LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp SET plan_cache_mode = force_custom_plan AS $$
+BEGIN
+RETURN QUERY
 WITH own AS MATERIALIZED (
     SELECT e.position, e.occurred_at, e.recorded_at, e.stream, e.type, e.data, e.tx
       FROM ledger.events e
@@ -95,7 +103,8 @@ SELECT e.position, e.occurred_at, e.recorded_at, e.stream, e.type,
        j.id, j.kind, j.state, j.outcome
   FROM latest e
   LEFT JOIN ledger.jobs j ON j.caused_by = e.position
- ORDER BY e.occurred_at, e.position, j.id
+ ORDER BY e.occurred_at, e.position, j.id;
+END
 $$;
 REVOKE ALL ON FUNCTION ledger.user_history(text, integer) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION ledger.user_history(text, integer) TO ledger_reader, ledger_writer;
