@@ -367,7 +367,8 @@ citus_check_moved_ledger() {
 # Every table of ledger.distribution_plan placed in the database at conninfo $1, the log first,
 # the other tables of its owners colocated with it, each registry by its own key; then the
 # projection's functions installed again, which on a distributed log run under custom plans
-# (install_project_range.sql). What `ledger migrate` is to do on a cluster, not built yet.
+# (install_project_range.sql), and the queries made PL/pgSQL (install_distributed_queries.sql). What
+# `ledger migrate` is to do on a cluster, not built yet.
 citus_distribute_plan() {
     psql "$1" -Atq -v ON_ERROR_STOP=1 >/dev/null <<'SQL'
 SET citus.enable_unsafe_triggers = on;
@@ -386,6 +387,7 @@ BEGIN
 END
 $plan$;
 SELECT ledger.install_project_range('ledger');
+SELECT ledger.install_distributed_queries();
 SQL
 }
 
@@ -503,7 +505,10 @@ citus_check_distributed_projection() {
 
 # What every user of two ledgers (one server's tables, then a distributed one, given the same
 # commands from $3 on, an ISO time) is told by the queries of `ledger`: unconsumed payments,
-# subscriptions now and at two past instants, expired ones included, and the history. A
+# subscriptions now and at two past instants, expired ones included, and the history; then the
+# reports over every user (revenue, subscribers and refunds by day and by month, with and without
+# sandbox payments, the backlog at two instants) and the subscriptions' statuses the summary
+# counts (`ledger.subscriptions_at`). A
 # history's positions and recording times aside (a set appends its events round by round on one
 # server), the times of events the commands stamped with the wall clock (since $3: an account
 # link, a link of a learned payment), which differ between the ledgers, and its events of one
@@ -533,7 +538,17 @@ for line in sys.stdin:
                 fi
             done
             "$CITUS_LEDGER" history --user "$user" --limit 1000 --json --database-url "$url" || return 1
-        done | python3 -c "$normalize" "$3" >"$CITUS_HOME/queries.$i" ||
+        done | python3 -c "$normalize" "$3" >"$CITUS_HOME/queries.$i" &&
+            for report in revenue subscribers refunds; do
+                for by in day month; do
+                    "$CITUS_LEDGER" analytics "$report" --from 2025-12-01 --to 2027-02-01 --by "$by" --json --database-url "$url" || return 1
+                    "$CITUS_LEDGER" analytics "$report" --from 2025-12-01 --to 2027-02-01 --by "$by" --include-sandbox --json --database-url "$url" || return 1
+                done
+            done >>"$CITUS_HOME/queries.$i" &&
+            for at in 2026-06-01T00:00:00Z 2026-12-05T00:00:00Z; do
+                "$CITUS_LEDGER" analytics backlog --at "$at" --json --database-url "$url" || return 1
+                psql "$url" -Atqc "SELECT status, count(*) FROM ledger.subscriptions_at('$at') GROUP BY 1 ORDER BY 1" || return 1
+            done >>"$CITUS_HOME/queries.$i" ||
             { echo "Citus: the queries failed on $([ $i -eq 1 ] && echo "one server's tables" || echo "the distributed ledger")" >&2; return 1; }
     done
     if ! diff "$CITUS_HOME/queries.1" "$CITUS_HOME/queries.2" >"$CITUS_HOME/queries.diff"; then
@@ -593,7 +608,7 @@ citus_check_distributed_commands() {
         [ $ok -eq 0 ] &&
             echo "  $(wc -l <"$CITUS_HOME/answers.2") commands answered alike, in batches and sets, on the distributed ledger:" \
                  "$(wc -l <"$CITUS_HOME/events.2") events and its $(echo $CITUS_COMPARED_TABLES | wc -w) tables the same," \
-                 "and $(wc -l <"$CITUS_HOME/queries.2") queries of its users (unconsumed, subscriptions, history)"
+                 "and $(wc -l <"$CITUS_HOME/queries.2") lines of queries (every user's unconsumed, subscriptions and history; reports)"
     else
         echo "Citus: the distributed ledger could not be made (above)" >&2
         ok=1

@@ -21,7 +21,7 @@
 -- SQL-language function (docs/scale-out.md). Under custom plans: there the user, a constant,
 -- names the shard of the user's own events, and one server answers faster than with the generic
 -- plan a caller's prepared statement got when this was SQL inlined into it (1,070 against 700
--- histories a second; BENCHMARKS.md, "Queries on a distributed ledger"). A database made before
+-- histories a second; BENCHMARKS.md, "Sets and queries on a distributed ledger"). A database made before
 -- holds it as a SQL function, which CREATE OR REPLACE replaces in place (the result is the same).
 CREATE OR REPLACE FUNCTION ledger.user_history(p_user_id text, p_limit integer)
 RETURNS TABLE (event_position bigint, occurred_at timestamptz, recorded_at timestamptz, stream text, type text,
