@@ -367,8 +367,8 @@ citus_check_moved_ledger() {
 # Every table of ledger.distribution_plan placed in the database at conninfo $1, the log first,
 # the other tables of its owners colocated with it, each registry by its own key; then the
 # projection's functions installed again, which on a distributed log run under custom plans
-# (install_project_range.sql), and the queries made PL/pgSQL (install_distributed_queries.sql). What
-# `ledger migrate` is to do on a cluster, not built yet.
+# (install_project_range.sql), and the queries made PL/pgSQL (install_distributed_queries.sql).
+# What `ledger migrate` is to do on a cluster, not built yet.
 citus_distribute_plan() {
     psql "$1" -Atq -v ON_ERROR_STOP=1 >/dev/null <<'SQL'
 SET citus.enable_unsafe_triggers = on;
@@ -508,11 +508,10 @@ citus_check_distributed_projection() {
 # subscriptions now and at two past instants, expired ones included, and the history; then the
 # reports over every user (revenue, subscribers and refunds by day and by month, with and without
 # sandbox payments, the backlog at two instants) and the subscriptions' statuses the summary
-# counts (`ledger.subscriptions_at`). A
-# history's positions and recording times aside (a set appends its events round by round on one
-# server), the times of events the commands stamped with the wall clock (since $3: an account
-# link, a link of a learned payment), which differ between the ledgers, and its events of one
-# instant in any order; everything else alike, line for line.
+# counts (`ledger.subscriptions_at`). A history's positions and recording times aside (a set
+# appends its events round by round on one server), the times of events the commands stamped with
+# the wall clock (since $3: an account link, a link of a learned payment), which differ between
+# the ledgers, and its events of one instant in any order; everything else alike, line for line.
 citus_compare_queries() {
     local url i user at
     local normalize='import json, sys
@@ -530,12 +529,9 @@ for line in sys.stdin:
         i=$((i + 1))
         for user in $(psql "$1" -Atqc "SELECT DISTINCT user_id FROM ledger.events WHERE user_id <> '' ORDER BY 1") u-nobody; do
             "$CITUS_LEDGER" unconsumed --user "$user" --json --database-url "$url" || return 1
-            for at in now 2026-06-01T00:00:00Z 2026-12-02T12:00:00Z; do
-                if [ "$at" = now ]; then
-                    "$CITUS_LEDGER" subscriptions --user "$user" --include-expired --json --database-url "$url" || return 1
-                else
-                    "$CITUS_LEDGER" subscriptions --user "$user" --include-expired --at "$at" --json --database-url "$url" || return 1
-                fi
+            for at in '' 2026-06-01T00:00:00Z 2026-12-02T12:00:00Z; do   # '': now
+                "$CITUS_LEDGER" subscriptions --user "$user" --include-expired ${at:+--at "$at"} --json \
+                    --database-url "$url" || return 1
             done
             "$CITUS_LEDGER" history --user "$user" --limit 1000 --json --database-url "$url" || return 1
         done | python3 -c "$normalize" "$3" >"$CITUS_HOME/queries.$i" &&
@@ -566,9 +562,8 @@ for line in sys.stdin:
 # an account link, the refusals the key registries decide) and scripts/citus/more-sets.sql (sets
 # of payments and of consumes of several owners, restores). Both answer every command alike,
 # append the same events, hold the same rows (citus_compare_ledgers) and answer every user's
-# queries alike (citus_compare_queries). Before the commands,
-# `ledger migrate` runs again on the distributed ledger, as a release that changes the commands
-# would.
+# queries alike (citus_compare_queries). Before the commands, `ledger migrate` runs again on the
+# distributed ledger, as a release that changes the commands would.
 citus_check_distributed_commands() {
     local source="ledger_citus_commands_$$" target="ledger_citus_commands_d_$$" from to ok=0 url i since
     local demo="$CITUS_HOME/commands.ndjson"

@@ -1,10 +1,9 @@
--- The queries of a ledger whose log is distributed on a Citus cluster: its SQL-language functions
--- that read the ledger's tables, made PL/pgSQL there (ledger.install_distributed_queries).
--- The queries made PL/pgSQL on a distributed log, each with its plan: the reports under custom
--- plans, where their dates and options are constants; one user's subscriptions left to the plan
--- cache (null), which on Citus plans each call for its user, since Citus makes no generic plan of
--- it (forced generic: "could not create distributed plan"). DistributionPlanTests holds each to a
--- SQL function of this build.
+-- The queries that ledger.install_distributed_queries makes PL/pgSQL on a distributed log (the
+-- SQL-language functions that read the ledger's tables), each with its plan: the reports under
+-- custom plans, where their dates and options are constants; one user's subscriptions left to
+-- the plan cache (null), which on Citus plans each call for its user, since Citus makes no
+-- generic plan of it (forced generic: "could not create distributed plan").
+-- DistributionPlanTests holds each to a SQL function of this build.
 CREATE OR REPLACE FUNCTION ledger.distributed_queries(OUT fn regprocedure, OUT plan text)
 RETURNS SETOF record
 LANGUAGE sql STABLE AS $$

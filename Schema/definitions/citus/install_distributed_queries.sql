@@ -1,4 +1,3 @@
--- The queries of a ledger whose log is distributed on a Citus cluster, made PL/pgSQL there.
 -- On a log distributed on a Citus cluster (ledger.distributed_log), the SQL-language functions
 -- of ledger.distributed_queries become PL/pgSQL functions of the same name, arguments, result and
 -- text, their statement run by RETURN QUERY. Citus plans no statement that reads a distributed

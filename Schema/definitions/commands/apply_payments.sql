@@ -67,7 +67,7 @@ BEGIN
     -- payment alone: a round's statements join the items with the registries and the owners'
     -- rows, which Citus does not plan, and a set of one owner's items under custom plans would
     -- plan them again on every call, more than a batch's items cost one at a time
-    -- (docs/scale-out.md, "Sets on a distributed ledger"). The outcomes are the set's
+    -- (docs/scale-out.md, "Sets run on a distributed ledger"). The outcomes are the set's
     -- (SetEngineTests), and the set's keys are held already, in the one order.
     IF ledger.distributed_log() THEN
         FOR i IN 1 .. cardinality(v_items) LOOP

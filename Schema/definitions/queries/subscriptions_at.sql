@@ -1,8 +1,8 @@
 -- Every subscription lineage with at least one payment made by p_at, as docs/contract.md §3.2
 -- evaluates it at p_at, billing states included, for every user: the ledger's summary, the
--- tests. One user's are ledger.user_subscriptions_at's, the same statement for one owner, which a
--- Citus cluster runs (this SQL function it does not: docs/scale-out.md); the status of each is
--- ledger.subscription_status for both. (A database of the first releases may hold a version
+-- tests. One user's are ledger.user_subscriptions_at's, the same statement for one owner's
+-- lineages; the status of each is ledger.subscription_status for both. On a Citus cluster
+-- ledger.install_distributed_queries makes both PL/pgSQL. (A database of the first releases may hold a version
 -- without the billing states' columns: the migrator's adoption drops it first.)
 -- Each lineage is read from ledger.lineage_states: its row for the latest change point at or
 -- before p_at, one backward step of the primary key (install_lineage_states.sql has the rules

@@ -19,10 +19,11 @@
 -- SECURITY DEFINER: a ledger_writer login may ask too, and only ledger_reader may read jobs.
 -- PL/pgSQL, not SQL: on a Citus cluster no statement reads a distributed table through a
 -- SQL-language function (docs/scale-out.md). Under custom plans: there the user, a constant,
--- names the shard of the user's own events, and one server answers faster than with the generic
--- plan a caller's prepared statement got when this was SQL inlined into it (1,070 against 700
--- histories a second; BENCHMARKS.md, "Sets and queries on a distributed ledger"). A database made before
--- holds it as a SQL function, which CREATE OR REPLACE replaces in place (the result is the same).
+-- names the shard of the user's own events, and on one server each call is planned for its user,
+-- where a SQL function inlined into a caller's prepared statement runs under that statement's
+-- generic plan (1,070 against 700 histories a second; BENCHMARKS.md, "Sets and queries on a
+-- distributed ledger"). A database made before holds it as a SQL function, which CREATE OR
+-- REPLACE replaces in place (the result is the same).
 CREATE OR REPLACE FUNCTION ledger.user_history(p_user_id text, p_limit integer)
 RETURNS TABLE (event_position bigint, occurred_at timestamptz, recorded_at timestamptz, stream text, type text,
                change text, summary text, store_code text, payment_seq text, original_transaction_id text,
