@@ -506,7 +506,7 @@ citus_check_distributed_projection() {
 # What every user of two ledgers (one server's tables, then a distributed one, given the same
 # commands from $3 on, an ISO time) is told by the queries of `ledger`: unconsumed payments,
 # subscriptions now and at two past instants, expired ones included, and the history; then the
-# reports over every user (revenue, subscribers and refunds by day and by month, with and without
+# reports over every user (revenue, subscribers, refunds and churn by day and by month, with and without
 # sandbox payments, the backlog at two instants) and the subscriptions' statuses the summary
 # counts (`ledger.subscriptions_at`). A history's positions and recording times aside (a set
 # appends its events round by round on one server), the times of events the commands stamped with
@@ -535,7 +535,7 @@ for line in sys.stdin:
             done
             "$CITUS_LEDGER" history --user "$user" --limit 1000 --json --database-url "$url" || return 1
         done | python3 -c "$normalize" "$3" >"$CITUS_HOME/queries.$i" &&
-            for report in revenue subscribers refunds; do
+            for report in revenue subscribers refunds churn; do
                 for by in day month; do
                     "$CITUS_LEDGER" analytics "$report" --from 2025-12-01 --to 2027-02-01 --by "$by" --json --database-url "$url" || return 1
                     "$CITUS_LEDGER" analytics "$report" --from 2025-12-01 --to 2027-02-01 --by "$by" --include-sandbox --json --database-url "$url" || return 1
@@ -604,12 +604,70 @@ citus_check_distributed_commands() {
             echo "  $(wc -l <"$CITUS_HOME/answers.2") commands answered alike, in batches and sets, on the distributed ledger:" \
                  "$(wc -l <"$CITUS_HOME/events.2") events and its $(echo $CITUS_COMPARED_TABLES | wc -w) tables the same," \
                  "and $(wc -l <"$CITUS_HOME/queries.2") lines of queries (every user's unconsumed, subscriptions and history; reports)"
+        [ $ok -eq 0 ] && { citus_check_distributed_verify "$target" || ok=1; }
     else
         echo "Citus: the distributed ledger could not be made (above)" >&2
         ok=1
     fi
     citus_drop_database "$source"
     citus_drop_database "$target"
+    return $ok
+}
+
+# `ledger verify` and `verify --chain` on the distributed ledger in database $1: both pass; then,
+# behind the ledger's back on a worker (the shard's triggers disabled, as a superuser could), one
+# payment's price is changed, one event's data altered and a stream's head copied to another
+# owner. `verify` names the payment and `verify --chain` the altered event and both heads of the
+# forked stream, each read from the shards of every worker.
+citus_shard_on_worker() { # database, table, user: the shard's name and the index of its worker
+    local url shard port
+    url=$(citus_conninfo 0 "$1")
+    read -r shard port <<<"$(psql "$url" -AtqF ' ' -c "
+        SELECT s.shardid, n.nodeport FROM pg_dist_placement p JOIN pg_dist_node n USING (groupid)
+          JOIN pg_dist_shard s USING (shardid)
+         WHERE s.shardid = get_shard_id_for_distribution_column('$2', '$3')")"
+    echo "${2}_$shard $((port - $(citus_port 0)))"
+}
+citus_check_distributed_verify() {
+    local url payment owner event stream other table worker wurl ok=0
+    url=$(citus_conninfo 0 "$1")
+    if ! "$CITUS_LEDGER" verify --database-url "$url" >"$CITUS_HOME/verify.out" 2>&1 ||
+        ! "$CITUS_LEDGER" verify --chain --database-url "$url" >>"$CITUS_HOME/verify.out" 2>&1; then
+        echo "Citus: verify failed on the distributed ledger:" >&2
+        cat "$CITUS_HOME/verify.out" >&2
+        return 1
+    fi
+    read -r payment owner <<<"$(psql "$url" -AtqF ' ' -c "SELECT payment_seq, user_id FROM ledger.payments WHERE price IS NOT NULL ORDER BY payment_seq LIMIT 1")"
+    read -r event stream <<<"$(psql "$url" -AtqF ' ' -c "SELECT position, stream FROM ledger.events WHERE user_id = '$owner' AND stream = 'payment:$payment'")"
+    other=$(psql "$url" -Atqc "SELECT stream FROM ledger.streams WHERE user_id <> '$owner' AND user_id <> '' ORDER BY stream LIMIT 1")
+    read -r table worker <<<"$(citus_shard_on_worker "$1" ledger.payments "$owner")"
+    wurl=$(citus_conninfo "$worker" "$1")
+    psql "$wurl" -Atq -v ON_ERROR_STOP=1 -c "UPDATE $table SET price = price + 1 WHERE payment_seq = '$payment'" || ok=1
+    read -r table worker <<<"$(citus_shard_on_worker "$1" ledger.events "$owner")"
+    psql "$(citus_conninfo "$worker" "$1")" -Atq -v ON_ERROR_STOP=1 -c "BEGIN" -c "ALTER TABLE $table DISABLE TRIGGER USER" \
+        -c "UPDATE $table SET data = data || '{\"tampered\": true}' WHERE position = $event" \
+        -c "ALTER TABLE $table ENABLE TRIGGER USER" -c "COMMIT" || ok=1
+    psql "$url" -Atq -v ON_ERROR_STOP=1 -c "INSERT INTO ledger.streams (user_id, stream, version, head_hash)
+        SELECT '$owner', stream, version, head_hash FROM ledger.streams WHERE stream = '$other'" || ok=1
+    "$CITUS_LEDGER" verify --database-url "$url" >"$CITUS_HOME/verify.out" 2>&1
+    [ $? -eq 1 ] && grep -q "payment $payment *price" "$CITUS_HOME/verify.out" &&
+        [ "$(grep -c '^payments ' "$CITUS_HOME/verify.out")" = 1 ] || {
+        echo "Citus: verify did not name the one payment changed on a worker ($payment):" >&2
+        cat "$CITUS_HOME/verify.out" >&2
+        ok=1
+    }
+    "$CITUS_LEDGER" verify --chain --json --database-url "$url" >"$CITUS_HOME/verify.out" 2>&1
+    [ $? -eq 1 ] && python3 -c 'import json, sys
+breaks = json.load(open(sys.argv[1]))
+altered = [(b.get("position"), b["stream"]) for b in breaks if b["problem"] == "altered"]
+forked = [b["stream"] for b in breaks if b["problem"] == "forked"]
+sys.exit(0 if altered == [(int(sys.argv[2]), sys.argv[3])] and forked == [sys.argv[4]] * 2 and len(breaks) == 3 else 1)' \
+        "$CITUS_HOME/verify.out" "$event" "$stream" "$other" || {
+        echo "Citus: verify --chain did not name the altered event ($event) and the forked stream ($other) alone:" >&2
+        cat "$CITUS_HOME/verify.out" >&2
+        ok=1
+    }
+    [ $ok -eq 0 ] && echo "  verify and verify --chain pass on the distributed ledger, and name a payment changed on a worker, an event altered there and a stream forked across owners"
     return $ok
 }
 

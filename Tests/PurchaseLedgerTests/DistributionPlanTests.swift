@@ -45,18 +45,17 @@ struct DistributionPlanTests {
 
     /// Every SQL-language function that reads a table the plan distributes is made PL/pgSQL on a
     /// distributed log (`ledger.distributed_queries`, since Citus plans no statement that reads a
-    /// distributed table through a SQL function), but two: `ledger.chain_breaks` (`verify
-    /// --chain`, which does not run on a cluster yet) and the plan itself, which names the tables
-    /// as text. On one server each listed query stays SQL, and the installer changes nothing.
+    /// distributed table through a SQL function), but the plan itself, which names the tables as
+    /// text. On one server each listed query stays SQL, and the installer changes nothing.
     @Test func everySQLFunctionReadingADistributedTableIsMadePLpgSQLOnACluster() async throws {
         try await TestDatabase.with { db in
             try db.withConnection { c throws in
                 // Each SQL function that names a table the plan distributes: whether it is listed,
-                // or one of the two known to stay SQL.
+                // or the one known to stay SQL.
                 let reading = try c.query("""
                     SELECT DISTINCT p.oid::regprocedure::text AS fn,
                            p.oid IN (SELECT q.fn FROM ledger.distributed_queries() q) AS listed,
-                           p.oid IN ('ledger.chain_breaks()'::regprocedure, 'ledger.distribution_plan()'::regprocedure) AS known
+                           p.oid = 'ledger.distribution_plan()'::regprocedure AS known
                       FROM pg_proc p
                       JOIN pg_language l ON l.oid = p.prolang
                       JOIN pg_namespace n ON n.oid = p.pronamespace
@@ -66,16 +65,16 @@ struct DistributionPlanTests {
                     """).map { (try $0.decode("fn", as: String.self), try $0.decode("listed", as: Bool.self), try $0.decode("known", as: Bool.self)) }
                 let unlisted = reading.filter { !$0.1 && !$0.2 }.map(\.0)
                 #expect(unlisted.isEmpty, "SQL functions reading a distributed table, not made PL/pgSQL on a cluster: \(unlisted)")
-                #expect(reading.filter(\.2).count == 2, "the two known SQL functions are found: \(reading)")
+                #expect(reading.filter(\.2).count == 1, "the known SQL function is found: \(reading)")
                 let listed = try c.query("""
                     SELECT q.fn::text AS fn, l.lanname FROM ledger.distributed_queries() q
                       JOIN pg_proc p ON p.oid = q.fn JOIN pg_language l ON l.oid = p.prolang
                     """).map { (try $0.decode("fn", as: String.self), try $0.decode("lanname", as: String.self)) }
-                #expect(listed.count == 8)
+                #expect(listed.count == 9)
                 #expect(listed.allSatisfy { $0.1 == "sql" }, "\(listed)")
                 // Each listed query names a distributed table, but analytics.subscribers, which
                 // reads through analytics.access.
-                #expect(reading.filter(\.1).count == 7, "\(reading)")
+                #expect(reading.filter(\.1).count == 8, "\(reading)")
                 #expect(try c.query("SELECT cardinality(ledger.install_distributed_queries()) AS made")[0].decode("made", as: Int.self) == 0)
             }
         }

@@ -14,6 +14,7 @@ VALUES ('ledger.subscriptions_at(timestamptz)'::regprocedure, 'force_custom_plan
        ('analytics.churn(date, date, text, boolean)', 'force_custom_plan'),
        ('analytics.refunds(date, date, text, boolean)', 'force_custom_plan'),
        ('analytics.revenue(date, date, text, boolean)', 'force_custom_plan'),
-       ('analytics.subscribers(date, date, text, boolean)', 'force_custom_plan')
+       ('analytics.subscribers(date, date, text, boolean)', 'force_custom_plan'),
+       ('ledger.chain_breaks()', NULL)
 $$;
 REVOKE ALL ON FUNCTION ledger.distributed_queries() FROM PUBLIC;

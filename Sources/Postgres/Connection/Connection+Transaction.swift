@@ -27,6 +27,27 @@ extension Connection {
         return value
     }
 
+    /// Runs `body` in a REPEATABLE READ transaction that is always rolled back: for work whose
+    /// writes are scratch (a verify's shadow tables), which vanish with the transaction instead of
+    /// being dropped in it. Returns what `body` returns; rethrows its error unchanged. Refuses to
+    /// nest, as `transaction(_:)`.
+    public func rolledBackRepeatableRead<T>(_ body: (Connection) throws -> T) throws -> T {
+        let handle = try usableHandle()
+        guard PQtransactionStatus(handle) == PQTRANS_IDLE else {
+            throw PostgresError.client("a transaction is already open on this connection; use savepoint(_:) to nest")
+        }
+        try frame("BEGIN ISOLATION LEVEL REPEATABLE READ")
+        let value: T
+        do {
+            value = try body(self)
+        } catch {
+            do { try frame("ROLLBACK") } catch { markedBroken = true }
+            throw error
+        }
+        do { try frame("ROLLBACK") } catch { markedBroken = true; throw error }
+        return value
+    }
+
     /// Sends `BEGIN`, `COMMIT` or `ROLLBACK` (`PQexec`), also when the current use was cancelled:
     /// a cancelled body's transaction still ends, and the connection goes back to its pool idle.
     @discardableResult

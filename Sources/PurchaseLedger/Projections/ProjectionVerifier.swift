@@ -5,8 +5,9 @@ import Postgres
 /// rebuild) and compares them row by row with the live tables, in one REPEATABLE READ
 /// transaction, so that both sides reflect exactly the same events while appends go on (it
 /// holds ACCESS SHARE locks on the live tables meanwhile, so a rebuild's swap waits). Nothing
-/// is swapped; the shadow tables (`ledger_verify_<pid>`) are dropped before the transaction
-/// ends, and vanish with it if the verify is killed.
+/// is swapped; the shadow tables (`ledger_verify_<pid>`) vanish with the transaction, which is
+/// rolled back: on a distributed ledger they are distributed tables, which Citus drops in no
+/// transaction that has written them in parallel.
 public struct ProjectionVerifier {
     /// The projection sets to compare.
     public var projections: [ProjectionSet]
@@ -31,7 +32,7 @@ public struct ProjectionVerifier {
         let pid = try connection.query("SELECT pg_backend_pid() AS pid")[0].decode("pid", as: Int.self)
         let shadow = "ledger_verify_\(pid)"
         let live: [SQL] = projections.flatMap { set in set.tables.map { "\(identifier: set.liveSchema).\(identifier: $0.name)" } }
-        return try connection.repeatableRead { c in
+        return try connection.rolledBackRepeatableRead { c in
             // Before the snapshot: hold off a rebuild's swap, which would show this snapshot new
             // tables whose rows it cannot see.
             try c.execute("LOCK TABLE \(live.joined(separator: ", ")) IN ACCESS SHARE MODE")
@@ -42,31 +43,50 @@ public struct ProjectionVerifier {
                                          unlogged: true, progress: progress)
             progress(ReplayProgress(phase: .comparing, eventsDone: outcome.events, eventsTotal: outcome.events))
             var report = VerifyReport(events: outcome.events, lastPosition: outcome.lastPosition)
+            let distributed = try distributionColumns(c)
             for set in projections {
                 for table in set.tables {
-                    let (count, differences) = try compare(c, table, live: set.liveSchema, shadow: shadow)
+                    // On a distributed ledger rows are matched by their distribution column too,
+                    // the join Citus runs shard by shard: a row handed to another owner then shows
+                    // as one row missing and one extra, where one server shows a changed user_id.
+                    let column = distributed["\(set.liveSchema).\(table.name)"]
+                    let key = table.key + (column.map { table.key.contains($0) ? [] : [$0] } ?? [])
+                    let (count, differences) = try compare(c, table, key: key, live: set.liveSchema, shadow: shadow)
                     report.differingRows[table.name] = count
                     report.differences += differences
                 }
             }
-            try c.execute("DROP SCHEMA \(identifier: shadow) CASCADE")
             return report
         }
     }
 
-    /// The number of rows that differ between the live and the replayed table, and the
-    /// differences of the first `maxRowsPerTable` of them, one per differing column.
-    private func compare(_ c: Connection, _ table: ProjectionTable, live: String, shadow: String) throws
+    /// The distribution column of each table distributed on a Citus cluster (`schema.table`);
+    /// empty on plain PostgreSQL and for reference tables.
+    private func distributionColumns(_ c: Connection) throws -> [String: String] {
+        guard try c.query("SELECT to_regclass('pg_catalog.pg_dist_partition') IS NOT NULL AS citus")[0]
+            .decode("citus", as: Bool.self) else { return [:] }
+        return try Dictionary(uniqueKeysWithValues: c.query("""
+            SELECT n.nspname || '.' || c.relname AS relation, column_to_column_name(d.logicalrelid, d.partkey) AS column_name
+              FROM pg_dist_partition d
+              JOIN pg_class c ON c.oid = d.logicalrelid
+              JOIN pg_namespace n ON n.oid = c.relnamespace
+             WHERE d.partmethod = 'h'
+            """).map { (try $0.decode("relation", as: String.self), try $0.decode("column_name", as: String.self)) })
+    }
+
+    /// The number of rows that differ between the live and the replayed table, matched by `key`,
+    /// and the differences of the first `maxRowsPerTable` of them, one per differing column.
+    private func compare(_ c: Connection, _ table: ProjectionTable, key: [String], live: String, shadow: String) throws
         -> (Int, [ProjectionDifference]) {
-        let join = table.key.map { column -> SQL in "s.\(identifier: column) = l.\(identifier: column)" }
+        let join = key.map { column -> SQL in "s.\(identifier: column) = l.\(identifier: column)" }
             .joined(separator: " AND ")
-        let keys = table.key.enumerated().map { index, column -> SQL in
+        let keys = key.enumerated().map { index, column -> SQL in
             "coalesce(l.\(identifier: column), s.\(identifier: column)) AS \(identifier: "k\(index)")"
         }.joined(separator: ", ")
-        let keyText = table.key.indices.map { index -> SQL in
+        let keyText = key.indices.map { index -> SQL in
             "\(identifier: "k\(index)")::text AS \(identifier: "key\(index)")"
         }.joined(separator: ", ")
-        let order = table.key.indices.map { index -> SQL in "\(identifier: "k\(index)")" }.joined(separator: ", ")
+        let order = key.indices.map { index -> SQL in "\(identifier: "k\(index)")" }.joined(separator: ", ")
         // Rows compare column by column, and numeric columns also by their text: 0.990 equals
         // 0.99 as a number, but it is not the price as recorded.
         let numeric = try c.query("""
@@ -102,7 +122,7 @@ public struct ProjectionVerifier {
         let differences = try rows.map { row in
             ProjectionDifference(
                 table: table.name,
-                key: try table.key.indices.map { (table.key[$0], try row.decode("key\($0)", as: String.self)) },
+                key: try key.indices.map { (key[$0], try row.decode("key\($0)", as: String.self)) },
                 userId: try row.decode("user_id"),
                 kind: ProjectionDifference.Kind(rawValue: try row.decode("kind")) ?? .changed,
                 column: try row.decode("column_name"),

@@ -2,7 +2,8 @@ import Postgres
 
 /// Replays the log into shadow projection tables: `ledger.install_projections(schema)` creates
 /// them and `<schema>.project_range(from, to)` fills them, the same statements the live append
-/// path runs, in batches of `batchSize` events (one statement each, set-based).
+/// path runs, in batches of `batchSize` events (one statement each, set-based). On a distributed
+/// log the shadow tables are distributed as the live ones, and the statements run on the workers.
 struct ShadowReplay {
     /// The shadow schema, such as `ledger_rebuild`.
     let schema: String
@@ -43,6 +44,10 @@ struct ShadowReplay {
             for table in tables { try connection.execute("ALTER TABLE \(identifier: schema).\(identifier: table) SET UNLOGGED") }
         }
         let deferred = deferIndexes ? try dropIndexes(connection, keysKept: keysKept) : []
+        // On a distributed log the shadow tables are placed as the live ones are, each colocated
+        // with its live table (ledger.distribute_shadow; nothing on one server), once their
+        // deferred indexes are gone: each index dropped afterwards would be a statement per shard.
+        try connection.query("SELECT ledger.distribute_shadow(\(schema))")
 
         let head = try connection.query("""
             SELECT pg_current_snapshot()::text AS snapshot, count(*)::bigint AS events,
