@@ -604,6 +604,7 @@ citus_check_distributed_commands() {
             echo "  $(wc -l <"$CITUS_HOME/answers.2") commands answered alike, in batches and sets, on the distributed ledger:" \
                  "$(wc -l <"$CITUS_HOME/events.2") events and its $(echo $CITUS_COMPARED_TABLES | wc -w) tables the same," \
                  "and $(wc -l <"$CITUS_HOME/queries.2") lines of queries (every user's unconsumed, subscriptions and history; reports)"
+        [ $ok -eq 0 ] && { citus_check_distributed_rebuild "$from" "$to" || ok=1; }
         [ $ok -eq 0 ] && { citus_check_distributed_verify "$target" || ok=1; }
     else
         echo "Citus: the distributed ledger could not be made (above)" >&2
@@ -612,6 +613,42 @@ citus_check_distributed_commands() {
     citus_drop_database "$source"
     citus_drop_database "$target"
     return $ok
+}
+
+# A release whose projections change, on the distributed ledger at conninfo $2, while commands
+# arrive: `ledger migrate` applies every definition again and rebuilds the projections (a replay
+# into distributed shadow tables, their indexes built after it, the swap) while `ledger ingest`
+# writes more lines one per transaction. The same lines go into the ledger of one server's tables
+# at conninfo $1; then both hold the same rows, and `verify` passes on the distributed one.
+citus_check_distributed_rebuild() {
+    local more="$CITUS_HOME/rebuild.ndjson" writer status ok=0
+    "$CITUS_LEDGER" demo --write "$more" --events 1000 --seed 11 >/dev/null 2>&1 || return 1
+    # Exit 1: some demo lines are refused on purpose (the contract's refusals).
+    "$CITUS_LEDGER" ingest "$more" --database-url "$1" >/dev/null
+    [ $? -le 1 ] || { echo "Citus: the lines for the rebuild failed on one server's tables" >&2; return 1; }
+    psql "$2" -Atqc "DELETE FROM ledger.schema_definitions" || return 1
+    { "$CITUS_LEDGER" ingest "$more" --batch-size 1 --database-url "$2" >/dev/null 2>"$CITUS_HOME/rebuild.ingest"
+      echo $? >"$CITUS_HOME/rebuild.status"; } &
+    writer=$!
+    sleep 0.5
+    "$CITUS_LEDGER" migrate --database-url "$2" >"$CITUS_HOME/rebuild.migrate" 2>&1 || ok=1
+    # The writer must outlast the migration, or the rebuild ran under no writes.
+    kill -0 "$writer" 2>/dev/null || { echo "Citus: the writer ended before the migration's rebuild did" >&2; ok=1; }
+    wait "$writer"
+    status=$(cat "$CITUS_HOME/rebuild.status")
+    if [ $ok -ne 0 ] || [ "$status" -gt 1 ] || ! grep -q 'rebuilt' "$CITUS_HOME/rebuild.migrate"; then
+        echo "Citus: the migration's rebuild under writes on the distributed ledger (ingest exit $status):" >&2
+        cat "$CITUS_HOME/rebuild.migrate" "$CITUS_HOME/rebuild.ingest" >&2
+        return 1
+    fi
+    citus_compare_ledgers "$1" "$2" "without positions" || return 1
+    "$CITUS_LEDGER" verify --database-url "$2" >"$CITUS_HOME/rebuild.out" 2>&1 || {
+        echo "Citus: verify after the rebuild on the distributed ledger:" >&2
+        cat "$CITUS_HOME/rebuild.out" >&2
+        return 1
+    }
+    echo "  the projections rebuilt by \`ledger migrate\` on the distributed ledger while $(wc -l <"$more") more lines were written" \
+         "(the rebuild replayed $(grep -o 'rebuilt the projections ([0-9]*' "$CITUS_HOME/rebuild.migrate" | grep -o '[0-9]*$') events): the same rows as one server's, and verify passes"
 }
 
 # `ledger verify` and `verify --chain` on the distributed ledger in database $1: both pass; then,

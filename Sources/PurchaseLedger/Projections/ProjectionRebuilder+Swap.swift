@@ -57,6 +57,12 @@ extension ProjectionRebuilder {
             let qualified = tables.map { "\($0.schema).\($0.name)" }
             // Catalog text below (view definitions) comes out schema-qualified.
             try c.execute("SELECT set_config('search_path', 'pg_catalog', true)")
+            // On a distributed log the swap's last events are applied over one connection per
+            // worker, shard after shard: Citus runs no schema change (the swap's renames) on a
+            // table that the transaction wrote shard by shard in parallel. Nothing on one server.
+            try c.execute("""
+                SELECT set_config('citus.multi_shard_modify_mode', 'sequential', true) WHERE ledger.distributed_log()
+                """)
             let before = try dependents(c, of: qualified)
             if let materialized = before.first(where: { $0.kind == "m" }) {
                 throw RebuildError.materializedViewDepends(materialized.name)

@@ -59,9 +59,17 @@ public struct ProjectionRebuilder {
         try dropLeftovers()
         do {
             let replay = ShadowReplay(schema: Self.shadowSchema, batchSize: batchSize)
+            // On a distributed log the indexes are built after the replay's commit: Citus runs no
+            // schema change on a table that the transaction wrote shard by shard in parallel.
+            let distributed = try connection.query("SELECT ledger.distributed_log() AS d")[0].decode("d", as: Bool.self)
             let outcome = try connection.repeatableRead { c in
-                try replay.run(on: c, deferIndexes: true, keysKept: projections.keysUsedByReplay, rebuildIndexes: true,
+                try replay.run(on: c, deferIndexes: true, keysKept: projections.keysUsedByReplay, rebuildIndexes: !distributed,
                                unlogged: false, progress: progress)
+            }
+            if distributed {
+                try connection.transaction { c in
+                    try replay.buildIndexes(outcome.deferredIndexes, on: c, events: outcome.events, progress: progress)
+                }
             }
             let replayed = Date()
             var summary = RebuildSummary(replayed: outcome.events, lastPosition: outcome.lastPosition,

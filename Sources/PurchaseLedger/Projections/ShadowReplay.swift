@@ -19,6 +19,9 @@ struct ShadowReplay {
         var events: Int
         /// The greatest position it applied (0 for an empty log).
         var lastPosition: Int64
+        /// The statements that make the indexes it deferred and did not build (`rebuildIndexes`
+        /// false), for ``buildIndexes(_:on:progress:)`` in a later transaction.
+        var deferredIndexes: [String] = []
     }
 
     /// Inside an open REPEATABLE READ transaction on `connection`: creates the shadow tables and
@@ -85,14 +88,28 @@ struct ShadowReplay {
         // The entitled spans the ranges deferred, for every lineage at once, before the
         // comparison or the swap reads them (Schema/definitions/projections/entitled_spans_step.sql).
         try connection.query("SELECT ledger.settle_spans(\(schema))")
-        if rebuildIndexes, !deferred.isEmpty {
-            progress(ReplayProgress(phase: .indexing, eventsDone: total, eventsTotal: total))
-            for statement in deferred { try connection.execute(SQL(unsafeSQL: statement)) }
-        }
         if rebuildIndexes {
-            try analyze(tables, on: connection)
+            try buildIndexes(deferred, on: connection, events: total, progress: progress)
         }
-        return Outcome(snapshot: try head.decode("snapshot"), events: total, lastPosition: last)
+        return Outcome(snapshot: try head.decode("snapshot"), events: total, lastPosition: last,
+                       deferredIndexes: rebuildIndexes ? [] : deferred)
+    }
+
+    /// Builds the indexes a replay deferred (`statements`, from its ``Outcome``) and ANALYZEs the
+    /// shadow tables: at the end of the replay's transaction, or in a transaction of its own on a
+    /// distributed log, where Citus runs no schema change on a table that the transaction wrote
+    /// shard by shard in parallel.
+    func buildIndexes(_ statements: [String], on connection: Connection, events: Int,
+                      progress: (ReplayProgress) -> Void) throws {
+        if !statements.isEmpty {
+            progress(ReplayProgress(phase: .indexing, eventsDone: events, eventsTotal: events))
+            for statement in statements { try connection.execute(SQL(unsafeSQL: statement)) }
+        }
+        let tables = try connection.query("""
+            SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+             WHERE n.nspname = \(schema) AND c.relkind = 'r' ORDER BY c.relname
+            """).map { try $0.decode(0, as: String.self) }
+        try analyze(tables, on: connection)
     }
 
     /// ANALYZEs the shadow schema's `tables`, with `statisticsTarget` in place of the server's
