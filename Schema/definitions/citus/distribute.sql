@@ -1,19 +1,27 @@
--- What `ledger migrate` does on a Citus coordinator (docs/scale-out.md): the tables it places
--- across the cluster, once each; the names of those it placed this time. Nothing on a server
--- without the citus extension, or with no worker registered in this database (the extension and
--- the node list are per database): there the ledger is one server's, as it is on plain
--- PostgreSQL. On an existing ledger moved onto Citus, Citus copies each table's rows as it places
--- it.
+-- What `ledger migrate` does on a Citus coordinator (docs/scale-out.md): places every table of
+-- ledger.distribution_plan across the cluster, once each, and returns the names of those it
+-- placed this time. Nothing on a server without the citus extension, or with no worker
+-- registered in this database (the extension and the node list are per database): there the
+-- ledger is one server's, as it is on plain PostgreSQL. On an existing ledger moved onto Citus,
+-- Citus copies each table's rows as it places it, in the migration's transaction.
 --
--- The catalogs, small and read by every node, are reference tables (ledger.distribution_plan): a
--- copy on each node, written everywhere at once (2PC). The field rules, read by every payment
--- check (ledger.payment_rules), the API keys, and the products (a projection: a rebuild swaps in
--- a new table, and places it again by calling this in the swap's transaction).
+-- The catalogs, small and read by every node, are reference tables: a copy on each node, written
+-- everywhere at once (2PC). The log goes next, distributed by its owner (user_id); every other
+-- table of a user's facts is distributed by user_id colocated with it, so that a command's
+-- statements, which all name the owner, run on one worker; each key registry (and the account
+-- links) is distributed by its own key. The log's append-only triggers fire on its shards
+-- (citus.enable_unsafe_triggers, for this transaction). Once the log is distributed, every
+-- function of the ledger is on every node, the projection's functions are made again, under the custom plans a distributed log needs
+-- (install_project_range.sql), and the queries that read it through SQL functions are made
+-- PL/pgSQL (install_distributed_queries.sql). A rebuild swaps in new tables that its replay
+-- placed already (ledger.distribute_shadow), and calls this in the swap's transaction for what a
+-- ledger of the catalogs-only releases left on the coordinator.
 CREATE OR REPLACE FUNCTION ledger.distribute() RETURNS text[]
 LANGUAGE plpgsql AS $$
 DECLARE
     v_placed text[] := '{}';
-    t        text;
+    v_log    boolean := false;
+    p        record;
 BEGIN
     IF NOT EXISTS (SELECT FROM pg_extension WHERE extname = 'citus') THEN
         RETURN v_placed;
@@ -21,13 +29,48 @@ BEGIN
     IF NOT EXISTS (SELECT FROM pg_dist_node WHERE groupid <> 0 AND noderole = 'primary' AND isactive) THEN
         RETURN v_placed;
     END IF;
-    FOR t IN SELECT p.table_name FROM ledger.distribution_plan() AS p WHERE p.placement = 'reference' LOOP
-        IF NOT EXISTS (SELECT FROM pg_dist_partition WHERE logicalrelid = t::regclass) THEN
-            PERFORM create_reference_table(t::regclass);
-            v_placed := v_placed || t;
+    IF NOT EXISTS (SELECT FROM pg_dist_partition WHERE logicalrelid = 'ledger.events'::regclass) THEN
+        -- One connection per worker for the tables' rows, so that the projection's functions
+        -- can be made again after them in this transaction (below): Citus changes no function
+        -- in a transaction that has written shards in parallel.
+        PERFORM set_config('citus.multi_shard_modify_mode', 'sequential', true);
+    END IF;
+    FOR p IN SELECT d.table_name, d.placement, d.column_name FROM ledger.distribution_plan() AS d
+              ORDER BY d.placement <> 'reference', d.table_name <> 'ledger.events', d.table_name LOOP
+        CONTINUE WHEN EXISTS (SELECT FROM pg_dist_partition WHERE logicalrelid = p.table_name::regclass);
+        IF p.placement = 'reference' THEN
+            PERFORM create_reference_table(p.table_name::regclass);
+        ELSE
+            PERFORM set_config('citus.enable_unsafe_triggers', 'on', true);
+            PERFORM create_distributed_table(p.table_name::regclass, p.column_name,
+                                             colocate_with => CASE WHEN p.placement = 'owner' AND p.table_name <> 'ledger.events'
+                                                                   THEN 'ledger.events' ELSE 'none' END);
+            v_log := v_log OR p.table_name = 'ledger.events';
         END IF;
+        v_placed := v_placed || p.table_name;
     END LOOP;
+    IF v_log THEN
+        PERFORM ledger.install_project_range('ledger');
+        PERFORM ledger.install_distributed_queries();
+    END IF;
     RETURN v_placed;
 END
 $$;
 REVOKE ALL ON FUNCTION ledger.distribute() FROM PUBLIC;
+
+-- Whether ledger.distribute has the log to place: the citus extension, a worker, and the log not
+-- distributed yet. `ledger migrate` then makes every definition again first, if it has not this
+-- time: Citus sends a function to the workers when it is made, and a ledger moved onto the
+-- cluster has functions older than the extension, which the workers run inside the statements
+-- sent to them (the status and access rules, the event hash).
+CREATE OR REPLACE FUNCTION ledger.distribution_due() RETURNS boolean
+LANGUAGE plpgsql STABLE AS $$
+BEGIN
+    IF NOT EXISTS (SELECT FROM pg_extension WHERE extname = 'citus') THEN
+        RETURN false;
+    END IF;
+    RETURN EXISTS (SELECT FROM pg_dist_node WHERE groupid <> 0 AND noderole = 'primary' AND isactive)
+       AND NOT EXISTS (SELECT FROM pg_dist_partition WHERE logicalrelid = 'ledger.events'::regclass);
+END
+$$;
+REVOKE ALL ON FUNCTION ledger.distribution_due() FROM PUBLIC;

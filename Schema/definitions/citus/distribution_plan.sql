@@ -1,17 +1,14 @@
 -- Where each table of the ledger lives on a Citus cluster (docs/scale-out.md): the one list that
 -- ledger.distribute places from, and that the checks hold the schema's keys to.
---   reference  a catalog, small and read by every node: a copy on each. ledger.distribute places
---              these on a cluster today.
+--   reference  a catalog, small and read by every node: a copy on each.
 --   owner      a user's facts, distributed by user_id and colocated with the log, so that the
 --              statements of a command, which all name the owner, go to one worker. Every unique
 --              key of such a table includes user_id.
 --   key        a key registry, and the account links, each distributed by its own key: a key
 --              unique across users is claimed and asked where its hash lives.
--- The user-owned tables are not placed yet: the projection's statements do not all plan on a
--- distributed log (docs/scale-out.md). scripts/citus.sh distributes a ledger of its own by this
--- list to check that Citus accepts every key. The tables not listed stay on the coordinator: the
--- jobs, the webhooks' tables, the migrations' records, the projection's per-transaction scratch
--- tables.
+-- ledger.distribute places them all when `ledger migrate` runs on a Citus coordinator with
+-- workers. The tables not listed stay on the coordinator: the jobs, the webhooks' tables, the
+-- migrations' records, the projection's per-transaction scratch tables.
 CREATE OR REPLACE FUNCTION ledger.distribution_plan()
 RETURNS TABLE (table_name text, placement text, column_name text)
 LANGUAGE sql IMMUTABLE AS $$

@@ -98,6 +98,14 @@ public struct Migrator: Sendable {
                 // The first releases' tables predate the rule: their appends wait for the rebuild.
                 if rebuild && !adopting { try refuseLiveTablesTheNewDefinitionsCannotWrite(tx) }
             }
+            // A ledger moved onto a Citus cluster: its functions are older than the extension,
+            // and Citus sends a function to the workers when it is made. Made again before the
+            // tables are placed, they reach every node, as a new database's do.
+            if current == recorded, try tx.query("""
+                SELECT ledger.distribution_due() AS due WHERE to_regprocedure('ledger.distribution_due()') IS NOT NULL
+                """).first?.decode("due", as: Bool.self) == true {
+                try apply(tx)
+            }
             let placed = try tx.query("""
                 SELECT array_to_string(ledger.distribute(), ', ') AS placed
                  WHERE to_regprocedure('ledger.distribute()') IS NOT NULL
