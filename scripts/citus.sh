@@ -177,7 +177,7 @@ citus_smoke() {
     citus_start >/dev/null || return 1
     local ok=0
     citus_check_new_database && citus_check_moved_ledger && citus_check_distribution_plan &&
-        citus_check_distributed_projection && citus_check_distributed_commands && citus_check_worker_killed &&
+        citus_check_distributed_projection && citus_check_distributed_commands && citus_check_races && citus_check_worker_killed &&
         citus_check_scenarios && citus_check_model || ok=1
     citus_stop
     return $ok
@@ -694,6 +694,112 @@ sys.exit(0 if altered == [(int(sys.argv[2]), sys.argv[3])] and forked == [sys.ar
         ok=1
     }
     [ $ok -eq 0 ] && echo "  verify and verify --chain pass on the distributed ledger, and name a payment changed on a worker, an event altered there and a stream forked across owners"
+    return $ok
+}
+
+# A user id with prefix $2 whose shards live on worker $3 (1 or 2), in the database at conninfo $1.
+citus_user_on_worker() {
+    psql "$1" -Atqc "
+        SELECT u FROM generate_series(1, 200) i, LATERAL (SELECT '$2' || i AS u) x
+          JOIN pg_dist_placement p ON p.shardid = get_shard_id_for_distribution_column('ledger.events', x.u)
+          JOIN pg_dist_node n ON n.groupid = p.groupid
+         WHERE n.nodeport = $(citus_port "$3") ORDER BY i LIMIT 1"
+}
+
+# Races across shards on a distributed ledger, each with exactly one winner and nothing lost or
+# doubled: 32 processes consuming each of 10 payments at once (one `consumed` each); two users on
+# different workers recording the same 20 paymentSeqs at once, and the same 20 store
+# transactions under paymentSeqs of their own (each recorded once, by one of them, its registry
+# row naming that user); and 30 store notifications, each arriving at once with the SDK line of
+# its transaction, the notification's parked home ('') on the other worker than the user's (each
+# payment recorded once, each notification the user's and not parked). Then `verify` and
+# `verify --chain` pass.
+citus_check_races() {
+    local name="ledger_citus_races_$$" url ua ub i p ok=0 lines="$CITUS_HOME/races"
+    echo "  races across shards on a distributed ledger:"
+    citus_create_database "$name"
+    url=$(citus_conninfo 0 "$name")
+    mkdir -p "$lines" && rm -f "$lines"/*
+    "$CITUS_LEDGER" migrate --database-url "$url" >/dev/null || { citus_drop_database "$name"; return 1; }
+    ua=$(citus_user_on_worker "$url" race-a- 1)
+    ub=$(citus_user_on_worker "$url" race-b- 2)
+    # 32 consumes of each of 10 payments.
+    for p in $(seq 1 10); do
+        printf '{"type":"purchase","userId":"%s","storeCode":"GG","productId":"gems","productType":"CONSUMABLE","price":"0.99","currency":"USD","paymentSeq":"rc-%s","purchaseToken":"tok-rc-%s","transactionId":"GPA.rc-%s","purchaseTime":"2026-11-01T00:00:00Z"}\n' "$ua" "$p" "$p" "$p"
+    done >"$lines/purchases.ndjson"
+    for p in $(seq 1 10); do
+        printf '{"type":"consume","userId":"%s","paymentSeq":"rc-%s","purchaseToken":"tok-rc-%s"}\n' "$ua" "$p" "$p"
+    done >"$lines/consumes.ndjson"
+    "$CITUS_LEDGER" ingest "$lines/purchases.ndjson" --database-url "$url" >/dev/null || ok=1
+    for i in $(seq 1 32); do
+        "$CITUS_LEDGER" ingest "$lines/consumes.ndjson" --batch-size 1 --database-url "$url" >"$lines/consumed.$i" 2>&1 &
+    done
+    # Two users, on different workers, each recording 20 paymentSeqs and 20 store transactions
+    # the other records too, two processes each.
+    for u in "$ua" "$ub"; do
+        for p in $(seq 1 20); do
+            printf '{"type":"purchase","userId":"%s","storeCode":"GG","productId":"gems","productType":"CONSUMABLE","price":"0.99","currency":"USD","paymentSeq":"rs-%s","purchaseToken":"tok-rs-%s","transactionId":"GPA.rs-%s","purchaseTime":"2026-11-02T00:00:00Z"}\n' "$u" "$p" "$p" "$p"
+            printf '{"type":"purchase","userId":"%s","storeCode":"GG","productId":"gems","productType":"CONSUMABLE","price":"0.99","currency":"USD","paymentSeq":"rt-%s-%s","purchaseToken":"tok-rt-%s","transactionId":"GPA.rt-%s","purchaseTime":"2026-11-03T00:00:00Z"}\n' "$u" "$u" "$p" "$p" "$p"
+        done >"$lines/claims.$u.ndjson"
+        for i in 1 2; do
+            "$CITUS_LEDGER" ingest "$lines/claims.$u.ndjson" --batch-size 1 --database-url "$url" >"$lines/claimed.$u.$i" 2>&1 &
+        done
+    done
+    # 30 notifications, each with its transaction's SDK line, at once. A parked notification is
+    # owned by '', on the shard of '': the notifications' user lives on the other worker.
+    local owner home
+    home=$(psql "$url" -Atqc "SELECT n.nodeport - $(citus_port 0) FROM pg_dist_placement p JOIN pg_dist_node n USING (groupid)
+                               WHERE p.shardid = get_shard_id_for_distribution_column('ledger.events', '')")
+    owner=$(citus_user_on_worker "$url" race-n- $((3 - home)))
+    for p in $(seq 1 30); do
+        printf "SELECT * FROM ledger.notify('{\"storeCode\":\"AS\",\"notificationId\":\"rn-%s\",\"notificationType\":\"ONE_TIME_CHARGE\",\"effect\":\"payment\",\"effectiveAt\":\"2026-11-04T00:00:00Z\",\"transactionId\":\"rn-tx-%s\",\"storeProductType\":\"consumable\",\"payment\":{\"storeCode\":\"AS\",\"productId\":\"gem_100\",\"price\":\"0.99\",\"currency\":\"USD\",\"transactionId\":\"rn-tx-%s\",\"purchaseTime\":\"2026-11-04T00:00:00Z\",\"sandboxPayment\":false,\"promotionPayment\":false},\"received\":{}}');\n" "$p" "$p" "$p" >"$lines/notify.$p.sql"
+        printf "SELECT * FROM ledger.record_payment('purchase', '{\"userId\":\"%s\",\"storeCode\":\"AS\",\"productId\":\"gem_100\",\"productType\":\"CONSUMABLE\",\"price\":\"0.99\",\"currency\":\"USD\",\"paymentSeq\":\"rn-%s\",\"transactionId\":\"rn-tx-%s\",\"purchaseTime\":\"2026-11-04T00:00:00Z\",\"sandboxPayment\":false,\"promotionPayment\":false,\"purchaseTokenSha256\":\"%064x\"}');\n" "$owner" "$p" "$p" "$p" >"$lines/sdk.$p.sql"
+        psql "$url" -X -Atq -v ON_ERROR_STOP=1 -f "$lines/notify.$p.sql" >"$lines/notified.$p" 2>&1 &
+        psql "$url" -X -Atq -v ON_ERROR_STOP=1 -f "$lines/sdk.$p.sql" >"$lines/recorded.$p" 2>&1 &
+    done
+    wait
+    local consumed already claims conflicts payments registry notified parked
+    consumed=$(cat "$lines"/consumed.* | grep -c '"status":"consumed"')
+    already=$(cat "$lines"/consumed.* | grep -c '"status":"alreadyConsumed"')
+    if [ "$consumed" != 10 ] || [ "$already" != 310 ] ||
+        [ "$(psql "$url" -Atqc "SELECT count(*) FROM ledger.payments WHERE payment_seq LIKE 'rc-%' AND consumed_at IS NOT NULL")" != 10 ] ||
+        [ "$(psql "$url" -Atqc "SELECT count(*) FROM ledger.events WHERE type = 'PaymentConsumed'")" != 10 ]; then
+        echo "Citus: 32 processes consuming 10 payments: $consumed consumed, $already already consumed (expected 10 and 310)" >&2
+        ok=1
+    fi
+    claims=$(cat "$lines"/claimed.* | grep -c '"status":"recorded"')
+    conflicts=$(cat "$lines"/claimed.* | grep -Ec '"code":"(USER_INVALID|PAYMENT_CONFLICT)"')
+    payments=$(psql "$url" -Atqc "SELECT count(*) || ' ' || count(DISTINCT transaction_id) FROM ledger.payments WHERE payment_seq LIKE 'rs-%' OR payment_seq LIKE 'rt-%'")
+    # A join by the registries' keys, not the owner: Citus repartitions it, when asked.
+    registry=$(psql "$url" -Atq -c "SET citus.enable_repartition_joins = on" -c "
+        SELECT count(*) FROM ledger.payments p
+          JOIN ledger.payment_keys k ON k.payment_seq = p.payment_seq AND k.user_id = p.user_id
+          JOIN ledger.transaction_keys t ON t.store_code = p.store_code AND t.transaction_id = p.transaction_id AND t.user_id = p.user_id
+         WHERE p.payment_seq LIKE 'rs-%' OR p.payment_seq LIKE 'rt-%'")
+    if [ "$claims" != 40 ] || [ "$payments" != "40 40" ] || [ "$registry" != 40 ] ||
+        [ "$(cat "$lines"/claimed.* | grep -c '"status":"duplicate"')" != 40 ] || [ "$conflicts" != 80 ]; then
+        echo "Citus: two users claiming 20 paymentSeqs and 20 store transactions: $claims recorded, $conflicts refused," \
+             "payments and transactions '$payments', $registry with their registry rows (expected 40, 80, '40 40', 40)" >&2
+        ok=1
+    fi
+    notified=$(psql "$url" -Atqc "SELECT count(*) FROM ledger.notifications WHERE notification_id LIKE 'rn-%' AND user_id = '$owner' AND NOT parked")
+    parked=$(psql "$url" -Atqc "SELECT count(*) FROM ledger.notifications WHERE parked")
+    payments=$(psql "$url" -Atqc "SELECT count(*) FROM ledger.payments WHERE transaction_id LIKE 'rn-tx-%' AND user_id = '$owner'")
+    if [ "$notified" != 30 ] || [ "$parked" != 0 ] || [ "$payments" != 30 ] || grep -l ERROR "$lines"/notified.* "$lines"/recorded.* >/dev/null; then
+        echo "Citus: 30 notifications with their SDK lines at once: $notified the user's, $parked parked, $payments payments (expected 30, 0, 30):" >&2
+        cat "$lines"/notified.* "$lines"/recorded.* | sort | uniq -c >&2
+        ok=1
+    fi
+    "$CITUS_LEDGER" verify --database-url "$url" >"$lines/verify" 2>&1 &&
+        "$CITUS_LEDGER" verify --chain --database-url "$url" >>"$lines/verify" 2>&1 || {
+        echo "Citus: verify after the races:" >&2
+        cat "$lines/verify" >&2
+        ok=1
+    }
+    [ $ok -eq 0 ] && echo "  320 consumes of 10 payments from 32 processes: 10 consumed; 2 users on different workers claiming 40 keys:" \
+        "each recorded once, its registry rows the winner's; 30 notifications racing their SDK lines" \
+        "($(cat "$lines"/notified.* | grep -c '^parked') parked first and released): each the user's, none parked; verify passes"
+    citus_drop_database "$name"
     return $ok
 }
 
