@@ -495,7 +495,8 @@ citus_check_distributed_projection() {
 
 # What every user of two ledgers (one server's tables, then a distributed one, given the same
 # commands from $3 on, an ISO time) is told by the queries of `ledger`: unconsumed payments,
-# subscriptions now and at two past instants, expired ones included, and the history; then the
+# subscriptions now and at two past instants, expired ones included, and the history; payments
+# looked up by name and by store transaction (their recording times aside); then the
 # reports over every user (revenue, subscribers, refunds and churn by day and by month, with and without
 # sandbox payments, the backlog at two instants) and the subscriptions' statuses the summary
 # counts (`ledger.subscriptions_at`). A history's positions and recording times aside (a set
@@ -508,6 +509,7 @@ citus_compare_queries() {
 since = sys.argv[1]
 for line in sys.stdin:
     d = json.loads(line)
+    if isinstance(d, dict): d.pop("recordedAt", None)
     if isinstance(d, dict) and "entries" in d:
         for e in d["entries"]:
             e.pop("position", None); e.pop("recordedAt", None)
@@ -525,6 +527,14 @@ for line in sys.stdin:
             done
             "$CITUS_LEDGER" history --user "$user" --limit 1000 --json --database-url "$url" || return 1
         done | python3 -c "$normalize" "$3" >"$CITUS_HOME/queries.$i" &&
+            # Payments looked up by 30 names (aliases among them), 30 store transactions and an
+            # unknown name, each through its registry (exit 1: not found).
+            for key in $(psql "$1" -Atqc "SELECT payment_seq FROM ledger.payment_keys ORDER BY md5(payment_seq) LIMIT 30") no-such-payment; do
+                "$CITUS_LEDGER" lookup --payment-seq "$key" --json --database-url "$url" 2>/dev/null || echo "\"lookup $key: exit $?\""
+            done | python3 -c "$normalize" "$3" >>"$CITUS_HOME/queries.$i" &&
+            for key in $(psql "$1" -Atqc "SELECT store_code || ':' || transaction_id FROM ledger.transaction_keys ORDER BY md5(transaction_id) LIMIT 30"); do
+                "$CITUS_LEDGER" lookup --store "${key%%:*}" --transaction-id "${key#*:}" --json --database-url "$url" || return 1
+            done | python3 -c "$normalize" "$3" >>"$CITUS_HOME/queries.$i" &&
             for report in revenue subscribers refunds churn; do
                 for by in day month; do
                     "$CITUS_LEDGER" analytics "$report" --from 2025-12-01 --to 2027-02-01 --by "$by" --json --database-url "$url" || return 1
@@ -592,7 +602,7 @@ citus_check_distributed_commands() {
         [ $ok -eq 0 ] &&
             echo "  $(wc -l <"$CITUS_HOME/answers.2") commands answered alike, in batches and sets, on the distributed ledger:" \
                  "$(wc -l <"$CITUS_HOME/events.2") events and its $(echo $CITUS_COMPARED_TABLES | wc -w) tables the same," \
-                 "and $(wc -l <"$CITUS_HOME/queries.2") lines of queries (every user's unconsumed, subscriptions and history; reports)"
+                 "and $(wc -l <"$CITUS_HOME/queries.2") lines of queries (every user's unconsumed, subscriptions and history; 61 lookups; reports)"
         [ $ok -eq 0 ] && { citus_check_distributed_rebuild "$from" "$to" || ok=1; }
         [ $ok -eq 0 ] && { citus_check_distributed_verify "$target" || ok=1; }
     else

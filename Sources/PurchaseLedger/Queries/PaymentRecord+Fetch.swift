@@ -2,23 +2,38 @@ import Foundation
 import Postgres
 
 extension PaymentRecord {
-    /// The payment `key` names, or nil. One index probe: the payment's key, its alias's, the
-    /// store transaction's unique key, or Google's token digests.
+    /// The payment `key` names, or nil. Two statements, as a command asks: the key's registry
+    /// (`ledger.payment_keys` for a paymentSeq or an alias, `ledger.transaction_keys` for a
+    /// store transaction, `ledger.token_keys` for a Google token) names the owner, then the
+    /// owner's row is read by its key. On a distributed ledger each goes to one shard, where a
+    /// lookup by the key alone asked every shard; on one server each is one index probe.
     package static func fetch(_ connection: Connection, _ key: PaymentKey) throws -> PaymentRecord? {
-        let match: SQL
+        let registry: SQL
         switch key {
         case .paymentSeq(let seq):
-            match = """
-                p.payment_seq = coalesce((SELECT a.payment_seq FROM ledger.payment_aliases a WHERE a.alias_seq = \(seq)), \(seq))
-                """
+            registry = "SELECT user_id, names_seq AS payment_seq FROM ledger.payment_keys WHERE payment_seq = \(seq)"
         case .transaction(let store, let transactionId):
-            match = "p.store_code = \(store.rawValue) AND p.transaction_id = \(transactionId)"
+            registry = """
+                SELECT user_id, payment_seq FROM ledger.transaction_keys
+                 WHERE store_code = \(store.rawValue) AND transaction_id = \(transactionId)
+                """
         case .googlePurchaseToken(let digest):
-            // payments_google_token_idx; a subscription's renewals share the token.
+            registry = "SELECT user_id, NULL::text AS payment_seq FROM ledger.token_keys WHERE token_sha256 = decode(\(digest), 'hex')"
+        }
+        guard let named = try connection.query(registry).first else { return nil }
+        let owner = try named.decode("user_id", as: String.self)
+        let match: SQL
+        if let seq = try named.decode("payment_seq", as: String?.self) {
+            match = "p.user_id = \(owner) AND p.payment_seq = \(seq)"
+        } else if case .googlePurchaseToken(let digest) = key {
+            // The owner's payments with the token (payments_google_token_idx); a subscription's
+            // renewals share it: the latest.
             match = """
-                p.store_code = 'GG' AND p.token_sha256 = decode(\(digest), 'hex')
+                p.user_id = \(owner) AND p.store_code = 'GG' AND p.token_sha256 = decode(\(digest), 'hex')
                 ORDER BY p.purchase_time DESC, p.payment_seq DESC LIMIT 1
                 """
+        } else {
+            return nil
         }
         let rows = try connection.query("""
             SELECT p.payment_seq, p.user_id, p.store_code, p.product_id, p.product_type, p.price, p.currency,
