@@ -273,9 +273,10 @@ citus_check_products() {
     echo "  products declared and rebuilt, read on a worker: $(citus_products "$worker" | wc -l) rows"
 }
 
-# A worker killed (pg_ctl stop -m immediate) while commands that write every node run: product
-# declarations, each one a 2PC (the products are a reference table), from three writers, one
-# transaction per line. After the worker is started again and Citus recovers the prepared
+# A worker killed (pg_ctl stop -m immediate) while commands that span the nodes run: product
+# declarations, each one a 2PC (the products are a reference table), from three writers, and
+# purchases of users of their own, whose keys live in registries on either worker, from three
+# more, one transaction per line. After the worker is started again and Citus recovers the prepared
 # transactions it was left with, every declaration that was acknowledged is on every node, the
 # three nodes hold the same products as the log declares (nothing half-applied), no prepared
 # transaction is left, `verify` passes, and every writer rode out the restart: each of its 1,800
@@ -293,6 +294,15 @@ citus_check_worker_killed() {
         done | "$CITUS_LEDGER" ingest - --batch-size 1 --database-url "$url" >"$CITUS_HOME/killed.$w.out" 2>&1 &
         pids+=($!)
     done
+    # Three more writers record 300 purchases each, every one of a user of its own: each claims
+    # its paymentSeq, store transaction and token in registries that live on either worker, so
+    # most of them are 2PC across the two workers.
+    for w in 4 5 6; do
+        for i in $(seq 1 300); do
+            printf '{"type":"purchase","userId":"k%d-%d","storeCode":"GG","productId":"gems","productType":"CONSUMABLE","price":"0.99","currency":"USD","paymentSeq":"kp%d-%d","purchaseToken":"tok-kp%d-%d","transactionId":"GPA.kp%d-%d","purchaseTime":"2026-11-05T00:00:00Z"}\n' "$w" "$i" "$w" "$i" "$w" "$i" "$w" "$i"
+        done | "$CITUS_LEDGER" ingest - --batch-size 1 --database-url "$url" >"$CITUS_HOME/killed.$w.out" 2>&1 &
+        pids+=($!)
+    done
     # Killed once the writers are under way, started again a second later.
     for i in $(seq 1 100); do
         [ "$(cat "$CITUS_HOME"/killed.*.out 2>/dev/null | grep -c '"status":"recorded"')" -ge 60 ] && break
@@ -305,7 +315,7 @@ citus_check_worker_killed() {
     # (SQLSTATE 08006 when it cannot connect, XX000 "server closed the connection unexpectedly"
     # when the connection broke under a statement), and the library runs an idempotent command
     # again after a pause.
-    for w in 1 2 3; do
+    for w in 1 2 3 4 5 6; do
         if ! wait "${pids[$((w - 1))]}"; then
             echo "Citus: writer $w stopped:" >&2
             grep '^ledger:' "$CITUS_HOME/killed.$w.out" >&2
@@ -343,10 +353,28 @@ citus_check_worker_killed() {
         comm -23 <(echo "$acked") <(echo "$declared" | sort) | head >&2
         ok=1
     fi
-    "$CITUS_LEDGER" verify --database-url "$url" >/dev/null || ok=1
+    # Every purchase acknowledged (recorded, or a duplicate when its first attempt had committed
+    # before the connection broke) is there once; verify then finds every registry row with its
+    # payment and every payment with its rows: nothing half-applied.
+    local bought paid
+    bought=$(for w in 4 5 6; do
+                 sed -n "s/^{\"line\":\([0-9]*\),\"status\":\"\(recorded\|duplicate\)\".*/kp$w-\1/p" "$CITUS_HOME/killed.$w.out"
+             done | sort)
+    paid=$(psql "$url" -Atqc "SELECT payment_seq FROM ledger.payments WHERE payment_seq LIKE 'kp%' ORDER BY 1")
+    if [ "$(echo "$bought" | grep -c .)" != 900 ] || [ "$bought" != "$(echo "$paid" | sort)" ]; then
+        echo "Citus: $(echo "$bought" | grep -c .) of 900 purchases acknowledged, $(echo "$paid" | grep -c .) in the ledger" >&2
+        ok=1
+    fi
+    "$CITUS_LEDGER" verify --database-url "$url" >"$CITUS_HOME/killed.verify" 2>&1 &&
+        "$CITUS_LEDGER" verify --chain --database-url "$url" >>"$CITUS_HOME/killed.verify" 2>&1 || {
+        echo "Citus: verify after the recovery:" >&2
+        cat "$CITUS_HOME/killed.verify" >&2
+        ok=1
+    }
     echo "  $acknowledged declarations acknowledged, $(echo "$declared" | grep -c .) in the log," \
-         "the same on every node; $(cat "$CITUS_HOME"/killed.*.out | grep -c 'lost: reconnecting') commands run again;" \
-         "$recovered prepared transaction(s) recovered; verify passed"
+         "the same on every node; 900 purchases acknowledged and recorded once;" \
+         "$(cat "$CITUS_HOME"/killed.*.out | grep -c 'lost: reconnecting') commands run again;" \
+         "$recovered prepared transaction(s) recovered; verify and verify --chain passed"
     citus_drop_database "$name"
     return $ok
 }
