@@ -20,30 +20,6 @@
 -- rows of a function (docs/scale-out.md).
 DROP FUNCTION IF EXISTS analytics.entitlement_spans(timestamptz, timestamptz, boolean);
 
--- Whether the span of ledger.entitled_spans with these values states an interval of entitled
--- time that meets [p_lo, p_hi]: it is the last span of its lineage to start by p_hi, and the
--- interval so far ends at or after p_lo. One row per lineage and interval.
-CREATE OR REPLACE FUNCTION analytics.access_window(p_starts_at timestamptz, p_ends_so_far timestamptz,
-                                                   p_next_start timestamptz, p_lo timestamptz, p_hi timestamptz)
-RETURNS boolean
-LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-SELECT p_ends_so_far >= p_lo AND p_starts_at <= p_hi AND (p_next_start IS NULL OR p_next_start > p_hi)
-$$;
-COMMENT ON FUNCTION analytics.access_window(timestamptz, timestamptz, timestamptz, timestamptz, timestamptz) IS 'Whether the ledger.entitled_spans row with these starts_at, ends_so_far and next_start states an interval of entitled time that meets [p_lo, p_hi] (the rule of analytics.access, shared with analytics.churn).';
-GRANT EXECUTE ON FUNCTION analytics.access_window(timestamptz, timestamptz, timestamptz, timestamptz, timestamptz) TO ledger_reader;
-
--- What ended an interval of entitled time, from its span's ends so far: 'expiry' when a span
--- ends naturally at its end, else 'billing' when a grace period's span does, else 'refund'.
-CREATE OR REPLACE FUNCTION analytics.access_end(p_natural_end timestamptz, p_billing_end timestamptz, p_ends_so_far timestamptz)
-RETURNS text
-LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-SELECT CASE WHEN p_natural_end IS NOT DISTINCT FROM p_ends_so_far THEN 'expiry'
-            WHEN p_billing_end = p_ends_so_far THEN 'billing'
-            ELSE 'refund' END
-$$;
-COMMENT ON FUNCTION analytics.access_end(timestamptz, timestamptz, timestamptz) IS 'What ended an interval of entitled time, from its span''s natural_end_so_far, billing_end_so_far and ends_so_far: expiry, billing (a grace period ran out) or refund.';
-GRANT EXECUTE ON FUNCTION analytics.access_end(timestamptz, timestamptz, timestamptz) TO ledger_reader;
-
 CREATE OR REPLACE FUNCTION analytics.access(p_lo timestamptz, p_hi timestamptz, p_include_sandbox boolean DEFAULT false)
 RETURNS TABLE (store_code text, product_id text, original_transaction_id text, starts_at timestamptz,
                ends_at timestamptz, ended_by_refund boolean, ended_by_billing boolean)
