@@ -35,8 +35,8 @@ public struct Migrator: Sendable {
     /// Brings the database up to date. Returns what it did, one line each: the versioned
     /// migrations it applied (by name), `definitions (N files)` when it applied them,
     /// `placed on the Citus cluster: TABLES` when it placed some, and `rebuilt the projections
-    /// (N events)` when it rebuilt them. Calls `progress` with each
-    /// line before doing it.
+    /// (N events)` when it rebuilt them. Calls `progress` with a line for a person before each
+    /// step (`applying 0001_baseline.sql`, `rebuilding the projections`).
     @discardableResult
     public func migrate(_ connection: Connection, progress: (String) -> Void = { _ in }) throws -> [String] {
         try connection.query("SELECT pg_advisory_lock(\(Self.lockKey))")
@@ -77,7 +77,7 @@ public struct Migrator: Sendable {
                     guard existing.checksum == migration.checksum else { throw MigrationError.changed(migration.name) }
                     continue
                 }
-                progress(migration.name)
+                progress("applying \(migration.name)")
                 try tx.executeScript(unsafeSQL: migration.sql)
                 try tx.query("""
                     INSERT INTO ledger.schema_migrations (version, name, checksum)
@@ -89,7 +89,7 @@ public struct Migrator: Sendable {
             var rebuild = false
             if current != recorded {
                 let line = "definitions (\(definitions.count) files)"
-                progress(line)
+                progress("applying \(line)")
                 try apply(tx)
                 done.append(line)
                 // New projection definitions over existing tables: those tables are rebuilt.

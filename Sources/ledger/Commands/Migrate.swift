@@ -10,7 +10,7 @@ struct Migrate: ParsableCommand {
     func run() throws {
         let connection = try database.connect()
         defer { connection.close() }
-        let applied = try Migrator().migrate(connection) { print("applying \($0)") }
+        let applied = try Migrator().migrate(connection) { print($0) }
         print(applied.isEmpty ? "the schema is up to date" : "done: " + applied.joined(separator: "; "))
     }
 }
