@@ -21,8 +21,8 @@ public struct ChainVerifier {
             .decode("ok", as: Bool.self) else { throw RebuildError.notMigrated }
         return try connection.repeatableRead { c in
             // Compiling the check's expressions took longer than running them: on a log of 195,285
-            // events, 2.45 s with JIT and 1.24 s without (BENCHMARKS.md, "verify --chain shard by
-            // shard").
+            // events, 2.45 s with JIT and 1.24 s without (BENCHMARKS.md, "The ledger distributed
+            // by `ledger migrate`").
             try c.execute("SELECT set_config('jit', 'off', true)")
             let counts = try c.query("""
                 SELECT (SELECT count(*) FROM ledger.events)::bigint AS events,
