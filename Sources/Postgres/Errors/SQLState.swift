@@ -50,6 +50,9 @@ public struct SQLState: RawRepresentable, Hashable, Sendable, CustomStringConver
     /// XX000 `internal_error` (also what Citus reports when a worker's connection broke under a
     /// statement: libpq's own message, relayed).
     public static let internalError = SQLState("XX000")
+    /// 58030 `io_error` (also what Citus reports when a worker went away under a COPY to one
+    /// of its shards: "failed to COPY to shard …").
+    public static let ioError = SQLState("58030")
     /// 57014 `query_canceled` (also statement timeouts).
     public static let queryCanceled = SQLState("57014")
     /// 42501 `insufficient_privilege`.

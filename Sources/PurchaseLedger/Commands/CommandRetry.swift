@@ -45,13 +45,17 @@ enum CommandRetry {
 
     /// The error is the connection's, not the statement's: the connection is not used again.
     /// On Citus the connection may be the coordinator's to a worker: one it could not open comes
-    /// back as class 08, one that broke under a statement as XX000 with libpq's own words. Either
-    /// way the outcome is unknown (a write to one worker commits there before the coordinator
-    /// does), so only idempotent commands run again, as after a lost connection of our own.
+    /// back as class 08, one that broke under a statement as XX000 with libpq's own words (or
+    /// "failure on connection marked as essential"), and one that broke under a COPY of rows to
+    /// a shard (the registries' claims travel so) as 58030 "failed to COPY to shard". Either way the outcome is unknown (a write to one worker commits
+    /// there before the coordinator does), so only idempotent commands run again, as after a lost
+    /// connection of our own.
     static func isLostConnection(_ error: PostgresError, on connection: Connection?) -> Bool {
         error.kind == .connection || error.kind == .connectionBroken
             || error.sqlState?.isConnectionClass == true || connection?.isBroken == true
-            || (error.sqlState == .internalError && error.message.contains("server closed the connection unexpectedly"))
+            || (error.sqlState == .internalError && (error.message.contains("server closed the connection unexpectedly")
+                                                     || error.message.hasPrefix("failure on connection marked as essential")))
+            || (error.sqlState == .ioError && error.message.hasPrefix("failed to COPY to shard"))
     }
 
     /// Whether the commands may run again after `error`; `lost` is ``isLostConnection``'s answer.
