@@ -92,6 +92,16 @@ SELECT citus_add_node('$sock', $(citus_port 2)) WHERE NOT EXISTS (SELECT FROM pg
 SQL
 }
 
+# Whether `ledger verify` and `verify --chain` pass on the ledger at conninfo $1; else says so,
+# after $2 (what ran before), with their output.
+citus_verify_passes() {
+    "$CITUS_LEDGER" verify --database-url "$1" >"$CITUS_HOME/verify.out" 2>&1 &&
+        "$CITUS_LEDGER" verify --chain --database-url "$1" >>"$CITUS_HOME/verify.out" 2>&1 && return 0
+    echo "Citus: verify after $2 on the distributed ledger:" >&2
+    cat "$CITUS_HOME/verify.out" >&2
+    return 1
+}
+
 # Makes database $1 on the coordinator's server alone, without the extension: a ledger of one
 # server's tables, to compare a distributed one with. citus_drop_database drops it.
 citus_create_plain_database() {
@@ -373,12 +383,7 @@ citus_check_worker_killed() {
         echo "Citus: $(echo "$bought" | grep -c .) of $purchases purchases acknowledged, $(echo "$paid" | grep -c .) in the ledger" >&2
         ok=1
     fi
-    "$CITUS_LEDGER" verify --database-url "$url" >"$CITUS_HOME/killed.verify" 2>&1 &&
-        "$CITUS_LEDGER" verify --chain --database-url "$url" >>"$CITUS_HOME/killed.verify" 2>&1 || {
-        echo "Citus: verify after the recovery:" >&2
-        cat "$CITUS_HOME/killed.verify" >&2
-        ok=1
-    }
+    citus_verify_passes "$url" "the recovery" || ok=1
     echo "  $acknowledged declarations acknowledged, $(echo "$declared" | grep -c .) in the log," \
          "the same on every node;$([ $purchases -gt 0 ] && echo " $purchases purchases acknowledged and recorded once;")" \
          "$(cat "$CITUS_HOME"/killed.*.out | grep -c 'lost: reconnecting') commands run again;" \
@@ -703,12 +708,7 @@ citus_shard_on_worker() { # database, table, user: the shard's name and the inde
 citus_check_distributed_verify() {
     local url payment owner event stream other table worker wurl ok=0
     url=$(citus_conninfo 0 "$1")
-    if ! "$CITUS_LEDGER" verify --database-url "$url" >"$CITUS_HOME/verify.out" 2>&1 ||
-        ! "$CITUS_LEDGER" verify --chain --database-url "$url" >>"$CITUS_HOME/verify.out" 2>&1; then
-        echo "Citus: verify failed on the distributed ledger:" >&2
-        cat "$CITUS_HOME/verify.out" >&2
-        return 1
-    fi
+    citus_verify_passes "$url" "the commands" || return 1
     read -r payment owner <<<"$(psql "$url" -AtqF ' ' -c "SELECT payment_seq, user_id FROM ledger.payments WHERE price IS NOT NULL ORDER BY payment_seq LIMIT 1")"
     read -r event stream <<<"$(psql "$url" -AtqF ' ' -c "SELECT position, stream FROM ledger.events WHERE user_id = '$owner' AND stream = 'payment:$payment'")"
     other=$(psql "$url" -Atqc "SELECT stream FROM ledger.streams WHERE user_id <> '$owner' AND user_id <> '' ORDER BY stream LIMIT 1")
@@ -836,12 +836,7 @@ citus_check_races() {
         cat "$lines"/notified.* "$lines"/recorded.* | sort | uniq -c >&2
         ok=1
     fi
-    "$CITUS_LEDGER" verify --database-url "$url" >"$lines/verify" 2>&1 &&
-        "$CITUS_LEDGER" verify --chain --database-url "$url" >>"$lines/verify" 2>&1 || {
-        echo "Citus: verify after the races:" >&2
-        cat "$lines/verify" >&2
-        ok=1
-    }
+    citus_verify_passes "$url" "the races" || ok=1
     [ $ok -eq 0 ] && echo "  320 consumes of 10 payments from 32 processes: 10 consumed; 2 users on different workers claiming 40 keys:" \
         "each recorded once, its registry rows the winner's; 30 notifications racing their SDK lines" \
         "($(cat "$lines"/notified.* | grep -c '^parked') parked first and released): each the user's, none parked; verify passes"

@@ -8,23 +8,7 @@ extension Connection {
     /// server turns into a rollback (a statement failed and the body caught its error) throws `.client`.
     /// Refuses to nest (`PQtransactionStatus` must be idle): use `savepoint(_:)` inside a transaction.
     public func transaction<T>(_ body: (Connection) throws -> T) throws -> T {
-        let handle = try usableHandle()
-        guard PQtransactionStatus(handle) == PQTRANS_IDLE else {
-            throw PostgresError.client("a transaction is already open on this connection; use savepoint(_:) to nest")
-        }
-        try frame("BEGIN")
-        let value: T
-        do {
-            value = try body(self)
-        } catch {
-            do { try frame("ROLLBACK") } catch { markedBroken = true }
-            throw error
-        }
-        if try frame("COMMIT").commandTag == "ROLLBACK" {
-            throw PostgresError.client(
-                "COMMIT rolled the transaction back: a statement inside it failed and its error was caught")
-        }
-        return value
+        try framed(begin: "BEGIN", commit: true, body)
     }
 
     /// Runs `body` in a REPEATABLE READ transaction that is always rolled back: for work whose
@@ -32,11 +16,17 @@ extension Connection {
     /// being dropped in it. Returns what `body` returns; rethrows its error unchanged. Refuses to
     /// nest, as `transaction(_:)`.
     public func rolledBackRepeatableRead<T>(_ body: (Connection) throws -> T) throws -> T {
+        try framed(begin: "BEGIN ISOLATION LEVEL REPEATABLE READ", commit: false, body)
+    }
+
+    /// `begin`, then `body`, then `COMMIT` (or `ROLLBACK` when `commit` is false); `ROLLBACK`
+    /// when `body` throws, marking the connection broken if that fails.
+    private func framed<T>(begin: String, commit: Bool, _ body: (Connection) throws -> T) throws -> T {
         let handle = try usableHandle()
         guard PQtransactionStatus(handle) == PQTRANS_IDLE else {
             throw PostgresError.client("a transaction is already open on this connection; use savepoint(_:) to nest")
         }
-        try frame("BEGIN ISOLATION LEVEL REPEATABLE READ")
+        try frame(begin)
         let value: T
         do {
             value = try body(self)
@@ -44,7 +34,12 @@ extension Connection {
             do { try frame("ROLLBACK") } catch { markedBroken = true }
             throw error
         }
-        do { try frame("ROLLBACK") } catch { markedBroken = true; throw error }
+        if !commit {
+            do { try frame("ROLLBACK") } catch { markedBroken = true; throw error }
+        } else if try frame("COMMIT").commandTag == "ROLLBACK" {
+            throw PostgresError.client(
+                "COMMIT rolled the transaction back: a statement inside it failed and its error was caught")
+        }
         return value
     }
 
