@@ -794,8 +794,7 @@ citus_check_races() {
     # 30 notifications, each with its transaction's SDK line, at once. A parked notification is
     # owned by '', on the shard of '': the notifications' user lives on the other worker.
     local owner home
-    home=$(psql "$url" -Atqc "SELECT n.nodeport - $(citus_port 0) FROM pg_dist_placement p JOIN pg_dist_node n USING (groupid)
-                               WHERE p.shardid = get_shard_id_for_distribution_column('ledger.events', '')")
+    read -r _ home <<<"$(citus_shard_on_worker "$name" ledger.events '')"
     owner=$(citus_user_on_worker "$url" race-n- $((3 - home)))
     for p in $(seq 1 30); do
         printf "SELECT * FROM ledger.notify('{\"storeCode\":\"AS\",\"notificationId\":\"rn-%s\",\"notificationType\":\"ONE_TIME_CHARGE\",\"effect\":\"payment\",\"effectiveAt\":\"2026-11-04T00:00:00Z\",\"transactionId\":\"rn-tx-%s\",\"storeProductType\":\"consumable\",\"payment\":{\"storeCode\":\"AS\",\"productId\":\"gem_100\",\"price\":\"0.99\",\"currency\":\"USD\",\"transactionId\":\"rn-tx-%s\",\"purchaseTime\":\"2026-11-04T00:00:00Z\",\"sandboxPayment\":false,\"promotionPayment\":false},\"received\":{}}');\n" "$p" "$p" "$p" >"$lines/notify.$p.sql"

@@ -29,6 +29,7 @@ BEGIN
     IF NOT EXISTS (SELECT FROM pg_dist_node WHERE groupid <> 0 AND noderole = 'primary' AND isactive) THEN
         RETURN v_placed;
     END IF;
+    PERFORM set_config('citus.enable_unsafe_triggers', 'on', true);
     IF NOT EXISTS (SELECT FROM pg_dist_partition WHERE logicalrelid = 'ledger.events'::regclass) THEN
         -- One connection per worker for the tables' rows, so that the projection's functions
         -- can be made again after them in this transaction (below): Citus changes no function
@@ -41,7 +42,6 @@ BEGIN
         IF p.placement = 'reference' THEN
             PERFORM create_reference_table(p.table_name::regclass);
         ELSE
-            PERFORM set_config('citus.enable_unsafe_triggers', 'on', true);
             PERFORM create_distributed_table(p.table_name::regclass, p.column_name,
                                              colocate_with => CASE WHEN p.placement = 'owner' AND p.table_name <> 'ledger.events'
                                                                    THEN 'ledger.events' ELSE 'none' END);
