@@ -119,7 +119,7 @@ struct EntitledSpansTests {
                         let args = "'\(lo)T00:00:00Z', '\(hi)T00:00:00Z', \(sandbox)"
                         // The exact part: every interval that ends in [lo, hi), with what ended it,
                         // and every interval that starts in (lo, hi], whole.
-                        // (The merge's ended_by_billing was null, not false, for an interval a
+                        // (The merge's ended_by_billing is null, not false, for an interval a
                         // refund ended with no billing state: compared as false, here and below.)
                         let ends = "SELECT store_code, product_id, original_transaction_id, ends_at, ended_by_refund, coalesce(ended_by_billing, false) FROM %@ WHERE ends_at >= '\(lo)T00:00:00Z' AND ends_at < '\(hi)T00:00:00Z'"
                         let starts = "SELECT store_code, product_id, original_transaction_id, starts_at, ends_at, ended_by_refund, coalesce(ended_by_billing, false) FROM %@ WHERE starts_at > '\(lo)T00:00:00Z' AND starts_at <= '\(hi)T00:00:00Z'"

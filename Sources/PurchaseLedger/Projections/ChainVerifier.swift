@@ -20,7 +20,7 @@ public struct ChainVerifier {
         guard try connection.query("SELECT to_regprocedure('ledger.chain_breaks()') IS NOT NULL AS ok")[0]
             .decode("ok", as: Bool.self) else { throw RebuildError.notMigrated }
         return try connection.repeatableRead { c in
-            // Compiling the check's expressions took longer than running them: on a log of 195,285
+            // Compiling the check's expressions takes longer than running them: on a log of 195,285
             // events, 2.45 s with JIT and 1.24 s without (BENCHMARKS.md, "The ledger distributed
             // by `ledger migrate`").
             try c.execute("SELECT set_config('jit', 'off', true)")
