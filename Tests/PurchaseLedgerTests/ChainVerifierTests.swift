@@ -132,7 +132,7 @@ struct ChainVerifierTests {
                 #expect(owners == ["", "u-m"])
                 #expect(try ChainVerifier(connection: c).verify().isIntact)
 
-                // The user's first event made not to link to the last of ''.
+                // Tampered: the user's first event does not link to the last of ''.
                 try tamper(c, "UPDATE ledger.events SET prev_hash = '\\x00'::bytea WHERE stream = 'notification:AS:m-1' AND version = 2")
                 let relinked = try ChainVerifier(connection: c).verify().breaks
                 #expect(relinked.map(\.problem).sorted { $0.rawValue < $1.rawValue } == [.altered, .removed, .unrecorded], "\(relinked)")
