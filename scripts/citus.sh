@@ -90,6 +90,56 @@ SELECT citus_set_coordinator_host('$sock', $(citus_port 0));
 SELECT citus_add_node('$sock', $(citus_port 1)) WHERE NOT EXISTS (SELECT FROM pg_dist_node WHERE nodeport = $(citus_port 1));
 SELECT citus_add_node('$sock', $(citus_port 2)) WHERE NOT EXISTS (SELECT FROM pg_dist_node WHERE nodeport = $(citus_port 2));
 SQL
+    if [ -n "${CITUS_AUDIT_2PC:-}" ]; then citus_audit_database "$name"; fi
+}
+
+# The coordinator's server log (pg_ctl -l), where an audited database's sessions write each
+# command Citus sends to a worker.
+CITUS_COORDINATOR_LOG="$CITUS_HOME/nodes/${CITUS_NODES[0]}.log"
+
+# Database $1's sessions from now on log every command Citus sends to a worker, with its
+# connection, in the coordinator's log (not to the client, whose output stays as it was):
+# citus_audit_2pc reads them. citus_create_database does
+# this for every database it makes while CITUS_AUDIT_2PC is set (run-scenarios and the model-based
+# test make theirs through it).
+citus_audit_database() {
+    psql "$(citus_conninfo 0 "$1")" -q -c "ALTER DATABASE \"$1\" SET citus.log_remote_commands = on" \
+        -c "ALTER DATABASE \"$1\" SET log_min_messages = notice" \
+        -c "ALTER DATABASE \"$1\" SET client_min_messages = warning" >/dev/null
+}
+
+# Whether every transaction that used two-phase commit in the coordinator's log since byte $1
+# prepared every worker it wrote (scripts/citus-2pc-audit); $2 names what ran, for the report.
+citus_audit_2pc() {
+    local out
+    if ! out=$(python3 "$ROOT/scripts/citus-2pc-audit" "$CITUS_COORDINATOR_LOG" "$1"); then
+        echo "Citus: the 2PC audit of $2: $out" >&2
+        return 1
+    fi
+    echo "  the 2PC audit of $2: $out"
+}
+
+# Whether this Citus still leaves a COPY over a connection that read the shard out of the
+# transaction's 2PC (scripts/citus/copy-2pc.sql): a line for the record, not a check. The
+# registries' claims are router inserts because of it; once it says "prepares", they can return
+# to one INSERT … SELECT per registry, and the 2PC audit would confirm it.
+citus_probe_copy_2pc() {
+    local name="ledger_citus_probe_$$" prepared version
+    citus_create_database "$name"
+    version=$(psql "$(citus_conninfo 0 "$name")" -Atqc "SELECT extversion FROM pg_extension WHERE extname = 'citus'")
+    prepared=$(psql "$(citus_conninfo 0 "$name")" -X -q -f "$ROOT/scripts/citus/copy-2pc.sql" 2>&1 |
+                   grep -c "issuing PREPARE TRANSACTION" || true)
+    citus_drop_database "$name"
+    if [ "$prepared" -ge 2 ]; then
+        echo "  Citus $version prepares a COPY over a connection that read the shard: the claims could be set statements again"
+    else
+        echo "  Citus $version sends a plain COMMIT after a COPY over a connection that read the shard (its 2PC leaves it out): the claims stay router inserts"
+    fi
+}
+
+# The coordinator log's size: where an audit starts.
+citus_log_offset() {
+    wc -c <"$CITUS_COORDINATOR_LOG"
 }
 
 # Whether `ledger verify` and `verify --chain` pass on the ledger at conninfo $1; else says so,
@@ -186,6 +236,7 @@ citus_reference_tables() {
 citus_smoke() {
     citus_start >/dev/null || return 1
     local ok=0
+    citus_probe_copy_2pc
     citus_check_new_database && citus_check_moved_ledger && citus_check_distribution_plan &&
         citus_check_distributed_projection && citus_check_distributed_commands && citus_check_races && citus_check_worker_killed &&
         citus_check_scenarios && citus_check_model || ok=1
@@ -283,26 +334,27 @@ citus_check_products() {
     echo "  products declared and rebuilt, read on a worker: $(citus_products "$worker" | wc -l) rows"
 }
 
-# A worker killed (pg_ctl stop -m immediate) while commands that span the nodes run: product
-# declarations, each one a 2PC (the products are a reference table), from three writers, one
-# transaction per line. With $1 = purchases (`scripts/dev citus kill-purchases`, not in
-# `scripts/dev test`), three more writers record purchases of users of their own, whose keys live
-# in registries on either worker: this fails today, a known gap (docs/scale-out.md, "A purchase
-# is not atomic across workers under a crash"). After the worker is started again and Citus recovers the prepared
-# transactions it was left with, every declaration that was acknowledged is on every node, the
-# three nodes hold the same products as the log declares (nothing half-applied), no prepared
-# transaction is left, `verify` passes, and every writer rode out the restart: each of its 1,800
-# lines acknowledged.
+# A worker killed (pg_ctl stop -m immediate) while commands that span the nodes run, one
+# transaction per line: product declarations from three writers, each one a 2PC (the products
+# are a reference table), and purchases from three more, each of a user of its own, whose keys
+# live in registries on either worker (`scripts/dev citus kill-worker` runs it alone). After the
+# worker is started again and Citus recovers the prepared transactions it was left with, every
+# declaration that was acknowledged is on every node, the three nodes hold the same products as
+# the log declares, every purchase acknowledged is in the ledger once, no prepared transaction is
+# left, `verify` passes (every payment with its registry rows: nothing half-applied), every
+# transaction that used 2PC prepared every worker it wrote (citus_audit_2pc), and every writer
+# rode out the restart: each of its lines acknowledged.
 citus_check_worker_killed() {
     local name="ledger_citus_killed_$$" url worker=2 data pids=() w i ok=0 acked acknowledged declared recovered
-    local writers="1 2 3"
-    [ "${1:-}" = purchases ] && writers="1 2 3 4 5 6"
+    local writers="1 2 3 4 5 6" offset
     data="$CITUS_HOME/nodes/${CITUS_NODES[$worker]}"
     echo "  a worker killed in the middle of commands that write every node:"
     rm -f "$CITUS_HOME"/killed.*.out
     citus_create_database "$name"
     url=$(citus_conninfo 0 "$name")
     "$CITUS_LEDGER" migrate --database-url "$url" >/dev/null || ok=1
+    offset=$(citus_log_offset)
+    citus_audit_database "$name"
     for w in 1 2 3; do
         for i in $(seq 1 600); do
             printf '{"type":"product","storeCode":"GG","productId":"w%d-%d","productType":"CONSUMABLE"}\n' "$w" "$i"
@@ -372,8 +424,7 @@ citus_check_worker_killed() {
     # Every purchase acknowledged (recorded, or a duplicate when its first attempt had committed
     # before the connection broke) is there once; verify then finds every registry row with its
     # payment and every payment with its rows: nothing half-applied.
-    local bought paid purchases=0
-    [ "${1:-}" = purchases ] && purchases=900
+    local bought paid purchases=900
     bought=$(for w in $writers; do
                  [ "$w" -le 3 ] && continue
                  sed -n "s/^{\"line\":\([0-9]*\),\"status\":\"\(recorded\|duplicate\)\".*/kp$w-\1/p" "$CITUS_HOME/killed.$w.out"
@@ -384,8 +435,9 @@ citus_check_worker_killed() {
         ok=1
     fi
     citus_verify_passes "$url" "the recovery" || ok=1
+    citus_audit_2pc "$offset" "the writers under the kill" || ok=1
     echo "  $acknowledged declarations acknowledged, $(echo "$declared" | grep -c .) in the log," \
-         "the same on every node;$([ $purchases -gt 0 ] && echo " $purchases purchases acknowledged and recorded once;")" \
+         "the same on every node; $purchases purchases acknowledged and recorded once;" \
          "$(cat "$CITUS_HOME"/killed.*.out | grep -c 'lost: reconnecting') commands run again;" \
          "$recovered prepared transaction(s) recovered; verify and verify --chain passed"
     citus_drop_database "$name"
@@ -606,7 +658,7 @@ for line in sys.stdin:
 # queries alike (citus_compare_queries). Before the commands, `ledger migrate` runs again on the
 # distributed ledger, as a release that changes the commands would.
 citus_check_distributed_commands() {
-    local source="ledger_citus_commands_$$" target="ledger_citus_commands_d_$$" from to ok=0 url i since
+    local source="ledger_citus_commands_$$" target="ledger_citus_commands_d_$$" from to ok=0 url i since offset
     local demo="$CITUS_HOME/commands.ndjson"
     echo "  the commands on a distributed ledger, against one server's:"
     citus_create_plain_database "$source"
@@ -620,6 +672,9 @@ citus_check_distributed_commands() {
         "$CITUS_LEDGER" migrate --database-url "$to" >/dev/null &&
         psql "$to" -Atqc "DELETE FROM ledger.schema_definitions WHERE path NOT LIKE 'projections/%'" &&
         "$CITUS_LEDGER" migrate --database-url "$to" >/dev/null; then
+        # Every command Citus sends a worker from here on goes to the 2PC audit at the end.
+        offset=$(citus_log_offset)
+        citus_audit_database "$target"
         i=0
         since=$(date -u +%Y-%m-%dT%H:%M:%S)
         for url in "$from" "$to"; do
@@ -646,6 +701,7 @@ citus_check_distributed_commands() {
                  "and $(wc -l <"$CITUS_HOME/queries.2") lines of queries (every user's unconsumed, subscriptions and history; 61 lookups; reports)"
         [ $ok -eq 0 ] && { citus_check_distributed_rebuild "$from" "$to" || ok=1; }
         [ $ok -eq 0 ] && { citus_check_distributed_verify "$target" || ok=1; }
+        citus_audit_2pc "$offset" "the commands, the rebuild and verify" || ok=1
     else
         echo "Citus: the distributed ledger could not be made (above)" >&2
         ok=1
@@ -767,6 +823,11 @@ citus_check_races() {
     url=$(citus_conninfo 0 "$name")
     mkdir -p "$lines" && rm -f "$lines"/*
     "$CITUS_LEDGER" migrate --database-url "$url" >/dev/null || { citus_drop_database "$name"; return 1; }
+    # Every command Citus sends a worker from here on goes to the coordinator's log, for the 2PC
+    # audit at the end.
+    local offset
+    offset=$(citus_log_offset)
+    citus_audit_database "$name"
     ua=$(citus_user_on_worker "$url" race-a- 1)
     ub=$(citus_user_on_worker "$url" race-b- 2)
     # 32 consumes of each of 10 payments.
@@ -836,6 +897,7 @@ citus_check_races() {
         ok=1
     fi
     citus_verify_passes "$url" "the races" || ok=1
+    citus_audit_2pc "$offset" "the races" || ok=1
     [ $ok -eq 0 ] && echo "  320 consumes of 10 payments from 32 processes: 10 consumed; 2 users on different workers claiming 40 keys:" \
         "each recorded once, its registry rows the winner's; 30 notifications racing their SDK lines" \
         "($(cat "$lines"/notified.* | grep -c '^parked') parked first and released): each the user's, none parked; verify passes"
@@ -848,19 +910,24 @@ citus_check_races() {
 citus_check_scenarios() {
     local scenarios="$ROOT/../shared/tools/run-scenarios"
     [ -f "$scenarios" ] || return 0
+    local offset ok=0
     echo "  the acceptance scenarios on the coordinator:"
-    python3 "$scenarios" --ledger "$CITUS_LEDGER" --server "$(citus_server 0)" \
+    offset=$(citus_log_offset)
+    CITUS_AUDIT_2PC=1 python3 "$scenarios" --ledger "$CITUS_LEDGER" --server "$(citus_server 0)" \
         --create-db-cmd "$ROOT/scripts/dev citus createdb {db}" \
         --drop-db-cmd "$ROOT/scripts/dev citus dropdb {db}" \
         "$ROOT/../shared/scenarios" "$ROOT/../shared/scenarios/next" | sed 's/^/  /'
-    return "${PIPESTATUS[0]}"
+    [ "${PIPESTATUS[0]}" -eq 0 ] || ok=1
+    citus_audit_2pc "$offset" "the scenarios" || ok=1
+    return $ok
 }
 
 # The model-based test, each of its databases made the same way (TestDatabase).
 citus_check_model() {
-    local log="$CITUS_HOME/model-based.log"
+    local log="$CITUS_HOME/model-based.log" offset
     echo "  the model-based test on the coordinator:"
-    if (cd "$ROOT" && LEDGER_TEST_SERVER="$(citus_server 0)" \
+    offset=$(citus_log_offset)
+    if (cd "$ROOT" && CITUS_AUDIT_2PC=1 LEDGER_TEST_SERVER="$(citus_server 0)" \
             LEDGER_TEST_CREATE_DB_CMD="$ROOT/scripts/dev citus createdb {db}" \
             LEDGER_TEST_DROP_DB_CMD="$ROOT/scripts/dev citus dropdb {db}" \
             swift test -c release --disable-testable-imports --skip-build --filter ModelBasedTests) >"$log" 2>&1; then
@@ -870,9 +937,10 @@ citus_check_model() {
         echo "  (the whole output: $log)"
         return 1
     fi
+    citus_audit_2pc "$offset" "the model-based test"
 }
 
-# scripts/dev citus [start | stop | status | env | createdb NAME | dropdb NAME]
+# scripts/dev citus [start | stop | status | env | createdb NAME | dropdb NAME | kill-worker]
 citus_command() {
     local sub=${1:-start}
     shift || true
@@ -889,8 +957,8 @@ citus_command() {
         stop) citus_stop ;;
         status) citus_status ;;
         createdb) citus_create_database "${1:?scripts/dev citus createdb NAME}" ;;
-        kill-purchases) citus_start >/dev/null && citus_check_worker_killed purchases ;;
+        kill-worker) citus_start >/dev/null && citus_check_worker_killed ;;
         dropdb) citus_drop_database "${1:?scripts/dev citus dropdb NAME}" ;;
-        *) echo "scripts/dev citus: unknown command '$sub' (start, stop, status, env, createdb NAME, dropdb NAME, kill-purchases)" >&2; return 2 ;;
+        *) echo "scripts/dev citus: unknown command '$sub' (start, stop, status, env, createdb NAME, dropdb NAME, kill-worker)" >&2; return 2 ;;
     esac
 }

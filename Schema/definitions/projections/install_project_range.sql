@@ -92,6 +92,7 @@ BEGIN
         product       record;
         released      record;
         parked_row    record;
+        claim         record;
     BEGIN
         -- Which kinds of event there are (only their statements run) and whether there is a
         -- subscription payment. An append's one event is read directly.
@@ -108,10 +109,19 @@ BEGIN
               FROM ledger.events e WHERE e.position = ANY (p_positions) AND (p_owner IS NULL OR e.user_id = p_owner);
         END IF;
 
-        -- A payment claims its paymentSeq and its store transaction in their registries, in
-        -- the statement that inserts it, and a Google payment its purchase token (the first
-        -- payment that has it); a subscription's first payment its lineage.
+        -- A payment claims its paymentSeq and its store transaction in their registries, and a
+        -- Google payment its purchase token (the first payment that has it, in the order of the
+        -- log); a subscription's first payment its lineage.
+        -- Each claim is a statement of its own with the key as a value, not an INSERT … SELECT
+        -- from the payments inserted: on a Citus cluster a claim so written is a router insert
+        -- on the key's shard, which Citus prepares with the rest of the transaction. Citus runs
+        -- an INSERT … SELECT through the coordinator as a COPY into the shard, and a COPY over
+        -- a connection that has only read that shard in the transaction (the command asks the
+        -- registries for the key's owner first) ends in a plain COMMIT after the other
+        -- workers' COMMIT PREPARED: a crash between them kept a payment and lost its claim
+        -- (docs/scale-out.md, "A purchase's claims in its 2PC").
         IF types && ARRAY['PurchaseRecorded', 'RenewalRecorded'] THEN
+        FOR claim IN
         WITH recorded AS (
         INSERT INTO payments (
             payment_seq, user_id, store_code, product_id, product_type, price, currency,
@@ -130,21 +140,23 @@ BEGIN
           FROM ledger.events e, LATERAL (SELECT e.data AS d) x
          WHERE e.position = ANY (p_positions) AND (p_owner IS NULL OR e.user_id = p_owner)
            AND e.type IN ('PurchaseRecorded', 'RenewalRecorded')
-        RETURNING payment_seq, user_id, store_code, transaction_id, recorded_position, token_sha256),
-        transactions AS (
+        RETURNING payment_seq, user_id, store_code, transaction_id, recorded_position, token_sha256)
+        SELECT * FROM recorded ORDER BY recorded_position
+        LOOP
+            applied := applied + 1;
+            INSERT INTO payment_keys (payment_seq, user_id, position, names_seq)
+            VALUES (claim.payment_seq, claim.user_id, claim.recorded_position, claim.payment_seq);
             INSERT INTO transaction_keys (store_code, transaction_id, user_id, position, payment_seq)
-            SELECT store_code, transaction_id, user_id, recorded_position, payment_seq FROM recorded),
-        tokens AS (
-            INSERT INTO token_keys (token_sha256, user_id, position)
-            SELECT DISTINCT ON (token_sha256) token_sha256, user_id, recorded_position FROM recorded
-             WHERE store_code = 'GG' AND token_sha256 IS NOT NULL
-             ORDER BY token_sha256, recorded_position
-            ON CONFLICT DO NOTHING)
-        INSERT INTO payment_keys (payment_seq, user_id, position, names_seq)
-        SELECT payment_seq, user_id, recorded_position, payment_seq FROM recorded;
-        GET DIAGNOSTICS applied = ROW_COUNT;
+            VALUES (claim.store_code, claim.transaction_id, claim.user_id, claim.recorded_position, claim.payment_seq);
+            IF claim.store_code = 'GG' AND claim.token_sha256 IS NOT NULL THEN
+                INSERT INTO token_keys (token_sha256, user_id, position)
+                VALUES (claim.token_sha256, claim.user_id, claim.recorded_position)
+                ON CONFLICT DO NOTHING;
+            END IF;
+        END LOOP;
 
         IF subscriptions THEN
+            FOR claim IN
             WITH new_lineages AS (
             INSERT INTO lineages (store_code, original_transaction_id, user_id, product_id,
                                   product_type, first_position)
@@ -159,8 +171,11 @@ BEGIN
              ORDER BY store, lineage, e.position
             ON CONFLICT DO NOTHING
             RETURNING store_code, original_transaction_id, user_id, first_position)
-            INSERT INTO lineage_keys (store_code, lineage_id, user_id, position)
-            SELECT store_code, original_transaction_id, user_id, first_position FROM new_lineages;
+            SELECT * FROM new_lineages ORDER BY first_position
+            LOOP
+                INSERT INTO lineage_keys (store_code, lineage_id, user_id, position)
+                VALUES (claim.store_code, claim.original_transaction_id, claim.user_id, claim.first_position);
+            END LOOP;
         END IF;
         END IF;
 
@@ -204,6 +219,7 @@ BEGIN
         END IF;
 
         IF 'NotificationReceived' = ANY(types) THEN
+        FOR claim IN
         WITH received AS (
         INSERT INTO notifications (store_code, notification_id, notification_type, effect, effective_at,
                                    position, outcome, parked, lineage_key, transaction_key,
@@ -215,8 +231,12 @@ BEGIN
           FROM ledger.events e, LATERAL (SELECT e.data AS d) x
          WHERE e.position = ANY (p_positions) AND (p_owner IS NULL OR e.user_id = p_owner) AND e.type = 'NotificationReceived'
         RETURNING store_code, notification_id, user_id, position)
-        INSERT INTO notification_keys (store_code, notification_id, user_id, position)
-        SELECT store_code, notification_id, user_id, position FROM received;
+        SELECT * FROM received ORDER BY position
+        LOOP
+            -- Its claim a router insert, as a payment's are (above).
+            INSERT INTO notification_keys (store_code, notification_id, user_id, position)
+            VALUES (claim.store_code, claim.notification_id, claim.user_id, claim.position);
+        END LOOP;
         END IF;
 
         -- A release moves the parked notification to its user, as ledger.release_parked moves
@@ -311,14 +331,19 @@ BEGIN
         END IF;
 
         IF 'PaymentLinked' = ANY(types) THEN
+        FOR claim IN
         WITH aliases AS (
         INSERT INTO payment_aliases (alias_seq, payment_seq, position, user_id)
         SELECT e.data->>'alias', e.data->>'paymentSeq', e.position, e.user_id
           FROM ledger.events e
          WHERE e.position = ANY (p_positions) AND (p_owner IS NULL OR e.user_id = p_owner) AND e.type = 'PaymentLinked' AND e.data->>'alias' IS NOT NULL
         RETURNING alias_seq, payment_seq, user_id, position)
-        INSERT INTO payment_keys (payment_seq, user_id, position, names_seq)
-        SELECT alias_seq, user_id, position, payment_seq FROM aliases;
+        SELECT * FROM aliases ORDER BY position
+        LOOP
+            -- The alias claims its paymentSeq, a router insert as a payment's claims are (above).
+            INSERT INTO payment_keys (payment_seq, user_id, position, names_seq)
+            VALUES (claim.alias_seq, claim.user_id, claim.position, claim.payment_seq);
+        END LOOP;
         UPDATE payments p SET linked_token_sha256 = decode(e.data->>'purchaseTokenSha256', 'hex')
           FROM ledger.events e
          WHERE e.position = ANY (p_positions) AND (p_owner IS NULL OR e.user_id = p_owner) AND e.type = 'PaymentLinked'
@@ -347,12 +372,20 @@ BEGIN
         END LOOP;
         END IF;
 
+        -- An account link is a registry row (keyed by the account token): a router insert each,
+        -- as a payment's claims are (above), in the order of the log (the first link stands).
         IF 'AccountLinked' = ANY(types) THEN
-        INSERT INTO account_links (store_code, app_account_token, user_id, position)
-        SELECT e.data->>'storeCode', e.data->>'appAccountToken', e.data->>'userId', e.position
-          FROM ledger.events e
-         WHERE e.position = ANY (p_positions) AND (p_owner IS NULL OR e.user_id = p_owner) AND e.type = 'AccountLinked'
-        ON CONFLICT DO NOTHING;
+        FOR claim IN
+            SELECT e.data->>'storeCode' AS store_code, e.data->>'appAccountToken' AS app_account_token,
+                   e.data->>'userId' AS user_id, e.position
+              FROM ledger.events e
+             WHERE e.position = ANY (p_positions) AND (p_owner IS NULL OR e.user_id = p_owner) AND e.type = 'AccountLinked'
+             ORDER BY e.position
+        LOOP
+            INSERT INTO account_links (store_code, app_account_token, user_id, position)
+            VALUES (claim.store_code, claim.app_account_token, claim.user_id, claim.position)
+            ON CONFLICT DO NOTHING;
+        END LOOP;
         END IF;
 
         -- The step of entitled_spans and lineage_states (entitled_spans_step.sql): every lineage

@@ -47,9 +47,10 @@ enum CommandRetry {
     /// On Citus the connection may be the coordinator's to a worker: one it could not open comes
     /// back as class 08, one that broke under a statement as XX000 with libpq's own words (or
     /// "failure on connection marked as essential"), and one that broke under a COPY of rows to
-    /// a shard (the registries' claims travel so) as 58030 "failed to COPY to shard". Either way the outcome is unknown (a write to one worker commits
-    /// there before the coordinator does), so only idempotent commands run again, as after a lost
-    /// connection of our own.
+    /// a shard (a projection's INSERT … SELECT through the coordinator travels so) as 58030 "failed
+    /// to COPY to shard". Either way the outcome is unknown (the coordinator may have committed
+    /// before it lost the worker, which Citus's recovery then completes), so only idempotent
+    /// commands run again, as after a lost connection of our own.
     static func isLostConnection(_ error: PostgresError, on connection: Connection?) -> Bool {
         error.kind == .connection || error.kind == .connectionBroken
             || error.sqlState?.isConnectionClass == true || connection?.isBroken == true
