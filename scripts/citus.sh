@@ -339,7 +339,7 @@ citus_check_products() {
 # transaction per line: product declarations from three writers, each one a 2PC (the products
 # are a reference table), and purchases from three more, each of a user of its own, whose keys
 # live in registries on either worker (`scripts/dev citus kill-worker` runs it alone). After the
-# worker is started again and Citus recovers the prepared transactions it was left with, every
+# worker is started again, 25 s later and Citus recovers the prepared transactions it was left with, every
 # declaration that was acknowledged is on every node, the three nodes hold the same products as
 # the log declares, every purchase acknowledged is in the ledger once, no prepared transaction is
 # left, `verify` passes (every payment with its registry rows: nothing half-applied), every
@@ -372,13 +372,14 @@ citus_check_worker_killed() {
         done | "$CITUS_LEDGER" ingest - --batch-size 1 --database-url "$url" >"$CITUS_HOME/killed.$w.out" 2>&1 &
         pids+=($!)
     done
-    # Killed once the writers are under way, started again a second later.
+    # Killed once the writers are under way, and kept down 25 s before it starts again: longer
+    # than the 19 s of retries a lost connection had before (CommandRetry.maxAttemptsWhileLost).
     for i in $(seq 1 100); do
         [ "$(cat "$CITUS_HOME"/killed.*.out 2>/dev/null | grep -c '"status":"recorded"')" -ge 60 ] && break
         sleep 0.1
     done
     pg_run "$PG_BIN/pg_ctl" -D "$data" -m immediate stop >/dev/null
-    sleep 1
+    sleep 25
     pg_run "$PG_BIN/pg_ctl" -D "$data" -l "$data.log" -w -t 120 start >/dev/null
     # Every writer rides out the restart: Citus reports the dead worker as a lost connection
     # (SQLSTATE 08006 when it cannot connect, XX000 "server closed the connection unexpectedly"

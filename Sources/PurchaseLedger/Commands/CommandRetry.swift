@@ -13,6 +13,13 @@ enum CommandRetry {
     /// Attempts in all, the first one included (``Ingestor/maxRetries`` + 1 for an ingest).
     static let maxAttempts = 20
 
+    /// Attempts in all while the connection is lost, the first one included, whatever
+    /// `maxAttempts` says: their pauses (0.1 s, 0.2 s, … then 2 s each) add up to 59 s, which a
+    /// restart of PostgreSQL, or of a Citus worker with its recovery, fits in. With 20 attempts
+    /// they added up to 19 s, which a worker's recovery on a loaded machine outlasted once
+    /// (`citus_check_worker_killed` now keeps the worker down 25 s).
+    static let maxAttemptsWhileLost = 40
+
     /// After this many deadlocks in a row, `ledger ingest` runs a batch as two halves.
     static let deadlocksBeforeSplit = 3
 
@@ -32,13 +39,14 @@ enum CommandRetry {
     }
 
     /// The policy: a full lock table splits a batch; a deadlock, a serialization failure or a
-    /// stale prepared statement runs it again at once, and a lost connection after a pause
-    /// (only when every command is idempotent), up to `maxAttempts`; three deadlocks in a row
-    /// split it.
+    /// stale prepared statement runs it again at once, up to `maxAttempts`, and a lost connection
+    /// after a pause (only when every command is idempotent), up to `maxAttemptsWhileLost`; three
+    /// deadlocks in a row split it.
     static func next(after error: PostgresError, lost: Bool, attempt: Int, commands: Int, idempotent: Bool,
                      maxAttempts: Int = maxAttempts) -> Next {
         if error.sqlState == .outOfSharedMemory && commands > 1 { return .split }
-        guard attempt < maxAttempts, mayRetry(error, lost: lost, idempotent: idempotent) else { return .fail }
+        guard attempt < (lost ? max(maxAttempts, maxAttemptsWhileLost) : maxAttempts),
+              mayRetry(error, lost: lost, idempotent: idempotent) else { return .fail }
         if error.sqlState == .deadlockDetected && attempt >= deadlocksBeforeSplit && commands > 1 { return .split }
         return .retry(pause: lost ? pause(afterLostConnection: attempt) : 0)
     }

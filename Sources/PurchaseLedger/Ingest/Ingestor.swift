@@ -25,7 +25,8 @@ public struct Ingestor {
     public var batchSize: Int
     /// Which store notifications are accepted (docs/contract.md §5.1).
     public var stores: StoreConfiguration
-    /// How often a batch that lost a deadlock or a serialization race is tried again.
+    /// How often a batch that lost a deadlock or a serialization race is tried again. After a lost
+    /// connection, an idempotent batch is tried again for about a minute, whatever this says.
     public var maxRetries = 20
     /// Where retries, reconnects and split batches are logged.
     public var logger: Logger
