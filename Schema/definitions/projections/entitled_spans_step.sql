@@ -9,8 +9,8 @@
 --     `types` and `subscriptions`. A database whose body was assembled from a template still
 --     has the function that made the step's text, ledger.entitled_spans_step(target,
 --     predicate): the DROP below removes it.
---   * ledger.settle_spans(schema) hands the lineages a transaction deferred, with their owner when
---     they have one, to <schema>.refresh_spans(stores, lineages, owner), which computes their
+--   * ledger.settle_spans(schema) hands the lineages a transaction deferred, with their owners on
+--     a Citus cluster (a shard's at a time), to <schema>.refresh_spans(stores, lineages, owners), which computes their
 --     spans again: the one definition of the spans (install_entitled_spans.sql makes it per
 --     schema). The commit calls it (the deferred constraint trigger of ledger.spans_settle,
 --     settle_spans_at_commit.sql), in the same transaction: a failure there fails the commit,

@@ -36,14 +36,16 @@ BEGIN
     -- tables the unqualified names are (SET search_path FROM CURRENT; install_project_range.sql).
     PERFORM set_config('search_path', format('%I, pg_catalog, pg_temp', target), true);
     -- Generic plans, no sequential scans, no JIT: as project_range (install_project_range.sql).
-    -- span_owner: the owner of all these lineages, or null when they have several. On a Citus
-    -- cluster every table is read by that owner as well (the filters `(span_owner IS NULL OR
-    -- x.user_id = span_owner)`, which under a custom plan name the owner's shard); on one server
-    -- the filters are left out below, and the statements are what they were before the cluster.
-    -- A database made before the owner was named may hold refresh_spans(text[], text[]): dropped
-    -- here.
+    -- span_owners: the owners of these lineages, all of one shard (ledger.settle_spans groups
+    -- them so), or null. On a Citus cluster every table is read by those owners as well (the
+    -- filters `(span_owners IS NULL OR x.user_id = ANY (span_owners))`, which under a custom plan
+    -- name the one shard, so that Citus sends each statement there whole); on one server the
+    -- filters are left out below, and the statements are what they were before the cluster.
+    -- A database made before the owners were named may hold refresh_spans(text[], text[]), and
+    -- one made before a shard's owners were, refresh_spans(text[], text[], text): dropped here.
     DROP FUNCTION IF EXISTS refresh_spans(text[], text[]);
-    CREATE OR REPLACE FUNCTION refresh_spans(span_stores text[], span_lineages text[], span_owner text)
+    DROP FUNCTION IF EXISTS refresh_spans(text[], text[], text);
+    CREATE OR REPLACE FUNCTION refresh_spans(span_stores text[], span_lineages text[], span_owners text[])
     RETURNS void
     LANGUAGE plpgsql
     SET search_path FROM CURRENT
@@ -55,7 +57,7 @@ BEGIN
         DELETE FROM entitled_spans s
          USING unnest(span_stores, span_lineages) t(store_code, lineage_id)
          WHERE s.store_code = t.store_code AND s.lineage_id = t.lineage_id
-           AND (span_owner IS NULL OR s.user_id = span_owner);
+           AND (span_owners IS NULL OR s.user_id = ANY (span_owners));
 
         INSERT INTO entitled_spans (store_code, lineage_id, with_sandbox, n, product_id, starts_at, ends_at,
                                          interval_start, ends_so_far, natural_end_so_far, billing_end_so_far,
@@ -77,7 +79,7 @@ BEGIN
                                p.user_id
                           FROM unnest(span_stores, span_lineages) t(store_code, lineage_id)
                           JOIN payments p ON p.store_code = t.store_code AND p.lineage_id = t.lineage_id
-                                         AND (span_owner IS NULL OR p.user_id = span_owner)
+                                         AND (span_owners IS NULL OR p.user_id = ANY (span_owners))
                          CROSS JOIN (VALUES (false), (true)) v(with_sandbox)
                          CROSS JOIN LATERAL (
                                SELECT p.purchase_time, least(p.expiry_time, p.extended_at)
@@ -105,10 +107,10 @@ BEGIN
                                   FROM unnest(span_stores, span_lineages) t(store_code, lineage_id)
                                   JOIN billing_states b
                                     ON b.store_code = t.store_code AND b.original_transaction_id = t.lineage_id
-                                   AND (span_owner IS NULL OR b.user_id = span_owner)) g
+                                   AND (span_owners IS NULL OR b.user_id = ANY (span_owners))) g
                           JOIN lineages l
                             ON l.store_code = g.store_code AND l.original_transaction_id = g.original_transaction_id
-                           AND (span_owner IS NULL OR l.user_id = span_owner)
+                           AND (span_owners IS NULL OR l.user_id = ANY (span_owners))
                           JOIN (SELECT b.store_code, b.original_transaction_id, b.position,
                                        min(r.purchase_time) AS first_purchase,
                                        min(r.purchase_time) FILTER (WHERE r.transaction_id <> r.lineage_id
@@ -117,10 +119,10 @@ BEGIN
                                   FROM unnest(span_stores, span_lineages) t(store_code, lineage_id)
                                   JOIN billing_states b
                                     ON b.store_code = t.store_code AND b.original_transaction_id = t.lineage_id
-                                   AND (span_owner IS NULL OR b.user_id = span_owner)
+                                   AND (span_owners IS NULL OR b.user_id = ANY (span_owners))
                                   JOIN payments r
                                     ON r.store_code = b.store_code AND r.lineage_id = b.original_transaction_id
-                                   AND (span_owner IS NULL OR r.user_id = span_owner)
+                                   AND (span_owners IS NULL OR r.user_id = ANY (span_owners))
                                  WHERE b.state = 'inGracePeriod'
                                  GROUP BY b.store_code, b.original_transaction_id, b.position) q
                             ON q.store_code = g.store_code AND q.original_transaction_id = g.original_transaction_id
@@ -134,9 +136,9 @@ BEGIN
                      ORDER BY o.starts_at, o.ends_at, o.product_id, o.cause ROWS UNBOUNDED PRECEDING);
     END
     $body$;
-    REVOKE ALL ON FUNCTION refresh_spans(text[], text[], text) FROM PUBLIC;
+    REVOKE ALL ON FUNCTION refresh_spans(text[], text[], text[]) FROM PUBLIC;
     IF NOT ledger.distributed_log() THEN
-        PERFORM ledger.drop_owner_filters('refresh_spans(text[], text[], text)'::regprocedure, 'span_owner');
+        PERFORM ledger.drop_owner_filters('refresh_spans(text[], text[], text[])'::regprocedure, 'span_owners');
     END IF;
 END
 $install$;

@@ -64,13 +64,15 @@ BEGIN
     GRANT SELECT ON lineage_states TO ledger_reader, ledger_writer;
 
     -- Generic plans, no sequential scans, no JIT: as project_range (install_project_range.sql).
-    -- state_owner: the owner of all these lineages, or null when they have several, a filter of
-    -- its own on every table on a Citus cluster, left out on one server, as refresh_spans has it
-    -- (install_entitled_spans.sql). A database made before the owner was named may hold
-    -- refresh_states(text[], text[], timestamptz[]): dropped here.
+    -- state_owners: the owners of these lineages, all of one shard, or null, a filter of its own
+    -- on every table on a Citus cluster, left out on one server, as refresh_spans has it
+    -- (install_entitled_spans.sql). A database made before the owners were named may hold
+    -- refresh_states(text[], text[], timestamptz[]), and one made before a shard's owners were,
+    -- refresh_states(text[], text[], timestamptz[], text): dropped here.
     DROP FUNCTION IF EXISTS refresh_states(text[], text[], timestamptz[]);
+    DROP FUNCTION IF EXISTS refresh_states(text[], text[], timestamptz[], text);
     CREATE OR REPLACE FUNCTION refresh_states(state_stores text[], state_lineages text[],
-                                              state_since timestamptz[], state_owner text)
+                                              state_since timestamptz[], state_owners text[])
     RETURNS void
     LANGUAGE plpgsql
     SET search_path FROM CURRENT
@@ -82,7 +84,7 @@ BEGIN
         DELETE FROM lineage_states s
          USING unnest(state_stores, state_lineages, state_since) t(store_code, lineage_id, since)
          WHERE s.store_code = t.store_code AND s.lineage_id = t.lineage_id AND s.valid_from >= t.since
-           AND (state_owner IS NULL OR s.user_id = state_owner);
+           AND (state_owners IS NULL OR s.user_id = ANY (state_owners));
 
         INSERT INTO lineage_states (store_code, lineage_id, valid_from, first_purchase, latest_payment_seq,
                                          live_expiry, revoked_until, auto_renewing, billing_state,
@@ -98,7 +100,7 @@ BEGIN
                    p.refunded_at IS NULL AND p.reversed_refund_at IS NULL AND p.extended_at IS NULL AS plain
               FROM due t
               JOIN payments p ON p.store_code = t.store_code AND p.lineage_id = t.lineage_id
-                             AND (state_owner IS NULL OR p.user_id = state_owner)
+                             AND (state_owners IS NULL OR p.user_id = ANY (state_owners))
         ), points AS (
             SELECT p.store_code, p.lineage_id, c.at
               FROM lp p
@@ -112,14 +114,14 @@ BEGIN
               FROM due t
               JOIN billing_states b
                 ON b.store_code = t.store_code AND b.original_transaction_id = t.lineage_id
-               AND (state_owner IS NULL OR b.user_id = state_owner)
+               AND (state_owners IS NULL OR b.user_id = ANY (state_owners))
              WHERE b.changed_at >= t.since
             UNION
             SELECT t.store_code, t.lineage_id, a.changed_at
               FROM due t
               JOIN auto_renew_changes a
                 ON a.store_code = t.store_code AND a.original_transaction_id = t.lineage_id
-               AND (state_owner IS NULL OR a.user_id = state_owner)
+               AND (state_owners IS NULL OR a.user_id = ANY (state_owners))
              WHERE a.changed_at >= t.since
         ), timeline AS (
             -- Each lineage's payments and change points in time order (a payment before a
@@ -193,7 +195,7 @@ BEGIN
               FROM points pt
               JOIN billing_states b
                 ON b.store_code = pt.store_code AND b.original_transaction_id = pt.lineage_id AND b.changed_at <= pt.at
-               AND (state_owner IS NULL OR b.user_id = state_owner)
+               AND (state_owners IS NULL OR b.user_id = ANY (state_owners))
              ORDER BY pt.store_code, pt.lineage_id, pt.at, b.changed_at DESC, b.position DESC
         ), renewing AS (
             SELECT DISTINCT ON (pt.store_code, pt.lineage_id, pt.at)
@@ -201,7 +203,7 @@ BEGIN
               FROM points pt
               JOIN auto_renew_changes a
                 ON a.store_code = pt.store_code AND a.original_transaction_id = pt.lineage_id AND a.changed_at <= pt.at
-               AND (state_owner IS NULL OR a.user_id = state_owner)
+               AND (state_owners IS NULL OR a.user_id = ANY (state_owners))
              ORDER BY pt.store_code, pt.lineage_id, pt.at, a.changed_at DESC, a.position DESC
         )
         SELECT d.store_code, d.lineage_id, d.at, d.first_purchase, coalesce(d.live_seq, d.latest_seq),
@@ -217,9 +219,9 @@ BEGIN
            AND s.state <> 'none' AND NOT coalesce(d.last_renewal > s.changed_at, false);
     END
     $body$;
-    REVOKE ALL ON FUNCTION refresh_states(text[], text[], timestamptz[], text) FROM PUBLIC;
+    REVOKE ALL ON FUNCTION refresh_states(text[], text[], timestamptz[], text[]) FROM PUBLIC;
     IF NOT ledger.distributed_log() THEN
-        PERFORM ledger.drop_owner_filters('refresh_states(text[], text[], timestamptz[], text)'::regprocedure, 'state_owner');
+        PERFORM ledger.drop_owner_filters('refresh_states(text[], text[], timestamptz[], text[])'::regprocedure, 'state_owners');
     END IF;
 END
 $install$;

@@ -460,8 +460,8 @@ BEGIN
     IF ledger.distributed_log() THEN
         ALTER FUNCTION project_positions(bigint[], text) SET plan_cache_mode = force_custom_plan;
         ALTER FUNCTION project_range(bigint, bigint) SET plan_cache_mode = force_custom_plan;
-        ALTER FUNCTION refresh_spans(text[], text[], text) SET plan_cache_mode = force_custom_plan;
-        ALTER FUNCTION refresh_states(text[], text[], timestamptz[], text) SET plan_cache_mode = force_custom_plan;
+        ALTER FUNCTION refresh_spans(text[], text[], text[]) SET plan_cache_mode = force_custom_plan;
+        ALTER FUNCTION refresh_states(text[], text[], timestamptz[], text[]) SET plan_cache_mode = force_custom_plan;
     END IF;
 END
 $install$;

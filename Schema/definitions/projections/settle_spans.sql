@@ -11,8 +11,11 @@ DECLARE
     v_owner    text;        -- the owner of every lineage, or null when they have several
     v_since    timestamptz[];
     v_spans    boolean[];
-    v_each     text[];      -- the owners refreshed apart: one, or null for all at once
-    s_stores   text[];      -- one owner's lineages
+    v_keys     bigint[];    -- each lineage's shard, on a Citus cluster
+    v_each     bigint[];    -- the shards refreshed apart, or {null}: every lineage at once
+    v_key      bigint;
+    s_owners   text[];      -- the owners refreshed together (null: every owner, on one server)
+    s_stores   text[];      -- their lineages
     s_lineages text[];
     s_since    timestamptz[];
     s_spans    boolean[];
@@ -40,33 +43,43 @@ BEGIN
              ORDER BY 1) k;
     END IF;
     -- A schema dropped since (a shadow after its swap) has nothing left to keep.
-    IF cardinality(v_stores) = 0 OR to_regprocedure(format('%I.refresh_spans(text[], text[], text)', p_target)) IS NULL THEN
+    IF cardinality(v_stores) = 0 OR to_regprocedure(format('%I.refresh_spans(text[], text[], text[])', p_target)) IS NULL THEN
         RETURN;
     END IF;
-    -- On a Citus cluster the lineages of several owners (a batch's) are refreshed owner by owner:
-    -- there refresh_spans and refresh_states read and write one owner's shard, and Citus plans no
-    -- statement that joins the rows of several. One server refreshes them all at once.
+    -- On a Citus cluster the lineages of several owners (a batch's, a replay's) are refreshed a
+    -- shard at a time: refresh_spans and refresh_states name the shard's owners on every table
+    -- (`user_id = ANY (owners)`), so that Citus sends each statement to that one shard whole,
+    -- where it plans no statement that joins the rows of several shards. Owner by owner, a
+    -- replay of the demo's 195,285 events settled for 195 s on this machine's cluster, a custom
+    -- plan and a round trip per statement for each of its owners (BENCHMARKS.md). One server
+    -- refreshes them all at once.
     IF v_owner IS NULL AND ledger.distributed_log() THEN
-        v_each := ARRAY(SELECT DISTINCT o FROM unnest(v_owners) AS o ORDER BY 1);
+        -- (A statement of its own: the function exists only where the extension does.)
+        EXECUTE $keys$
+            SELECT array_agg(k ORDER BY n), array_agg(DISTINCT k)
+              FROM unnest($1) WITH ORDINALITY AS t(o, n),
+                   LATERAL (SELECT get_shard_id_for_distribution_column('ledger.events', t.o) AS k) x
+        $keys$ INTO v_keys, v_each USING v_owners;
     ELSE
-        v_each := ARRAY[v_owner];
+        v_each := ARRAY[NULL::bigint];
     END IF;
-    FOREACH v_owner IN ARRAY v_each LOOP
-        IF cardinality(v_each) = 1 THEN
+    FOREACH v_key IN ARRAY v_each LOOP
+        IF v_key IS NULL THEN
             s_stores := v_stores; s_lineages := v_lineages; s_since := v_since; s_spans := v_spans;
+            s_owners := CASE WHEN v_owner IS NOT NULL THEN ARRAY[v_owner] END;
         ELSE
-            SELECT array_agg(t.s), array_agg(t.l), array_agg(t.at), array_agg(t.f)
-              INTO s_stores, s_lineages, s_since, s_spans
-              FROM unnest(v_stores, v_lineages, v_owners, v_since, v_spans) AS t(s, l, o, at, f)
-             WHERE t.o = v_owner;
+            SELECT array_agg(t.s), array_agg(t.l), array_agg(t.at), array_agg(t.f), array_agg(DISTINCT t.o)
+              INTO s_stores, s_lineages, s_since, s_spans, s_owners
+              FROM unnest(v_stores, v_lineages, v_owners, v_since, v_spans, v_keys) AS t(s, l, o, at, f, k)
+             WHERE t.k = v_key;
         END IF;
         IF true = ANY (s_spans) THEN
             EXECUTE format('SELECT %I.refresh_spans($1, $2, $3)', p_target)
               USING ARRAY(SELECT s FROM unnest(s_stores, s_spans) t(s, f) WHERE f),
                     ARRAY(SELECT l FROM unnest(s_lineages, s_spans) t(l, f) WHERE f),
-                    v_owner;
+                    s_owners;
         END IF;
-        EXECUTE format('SELECT %I.refresh_states($1, $2, $3, $4)', p_target) USING s_stores, s_lineages, s_since, v_owner;
+        EXECUTE format('SELECT %I.refresh_states($1, $2, $3, $4)', p_target) USING s_stores, s_lineages, s_since, s_owners;
     END LOOP;
 END
 $$;
