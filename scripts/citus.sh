@@ -338,9 +338,9 @@ citus_check_products() {
 # A worker killed (pg_ctl stop -m immediate) while commands that span the nodes run, one
 # transaction per line: product declarations from three writers, each one a 2PC (the products
 # are a reference table), and purchases from three more, each of a user of its own, whose keys
-# live in registries on either worker (`scripts/dev citus kill-worker` runs it alone). After the
-# worker is started again, 25 s later and Citus recovers the prepared transactions it was left with, every
-# declaration that was acknowledged is on every node, the three nodes hold the same products as
+# live in registries on either worker (`scripts/dev citus kill-worker` runs it alone). Once the
+# worker is started again, 25 s later, and Citus recovers the prepared transactions it holds, every
+# declaration acknowledged is on every node, the three nodes hold the same products as
 # the log declares, every purchase acknowledged is in the ledger once, no prepared transaction is
 # left, `verify` passes (every payment with its registry rows: nothing half-applied), every
 # transaction that used 2PC prepared every worker it wrote (citus_audit_2pc), and every writer
@@ -373,7 +373,7 @@ citus_check_worker_killed() {
         pids+=($!)
     done
     # Killed once the writers are under way, and kept down 25 s before it starts again: longer
-    # than the 19 s of retries a lost connection had before (CommandRetry.maxAttemptsWhileLost).
+    # than 20 attempts' 19 s of retries after a lost connection (CommandRetry.maxAttemptsWhileLost).
     for i in $(seq 1 100); do
         [ "$(cat "$CITUS_HOME"/killed.*.out 2>/dev/null | grep -c '"status":"recorded"')" -ge 60 ] && break
         sleep 0.1

@@ -118,7 +118,7 @@ BEGIN
         -- an INSERT … SELECT through the coordinator as a COPY into the shard, and a COPY over
         -- a connection that has only read that shard in the transaction (the command asks the
         -- registries for the key's owner first) ends in a plain COMMIT after the other
-        -- workers' COMMIT PREPARED: a crash between them kept a payment and lost its claim
+        -- workers' COMMIT PREPARED: a crash between them keeps a payment and loses its claim
         -- (docs/scale-out.md, "A purchase's claims in its 2PC").
         IF types && ARRAY['PurchaseRecorded', 'RenewalRecorded'] THEN
         FOR claim IN

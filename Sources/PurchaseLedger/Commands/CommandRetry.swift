@@ -15,9 +15,8 @@ enum CommandRetry {
 
     /// Attempts in all while the connection is lost, the first one included, whatever
     /// `maxAttempts` says: their pauses (0.1 s, 0.2 s, … then 2 s each) add up to 59 s, which a
-    /// restart of PostgreSQL, or of a Citus worker with its recovery, fits in. With 20 attempts
-    /// they added up to 19 s, which a worker's recovery on a loaded machine outlasted once
-    /// (`citus_check_worker_killed` now keeps the worker down 25 s).
+    /// restart of PostgreSQL, or of a Citus worker with its recovery on a loaded machine, fits in;
+    /// `maxAttempts` of them add up to 19 s. `citus_check_worker_killed` keeps a worker down 25 s.
     static let maxAttemptsWhileLost = 40
 
     /// After this many deadlocks in a row, `ledger ingest` runs a batch as two halves.
