@@ -33,7 +33,8 @@ struct CatchUpReaderTests {
                     transaction: try #require(UInt64(try middle.decode("tx_text", as: String.self))),
                     position: try middle.decode("position"))
 
-                let text = CatchUpReader.query(after: .start, limit: 1).text
+                let horizon = try CatchUpReader.horizon(on: c)
+                let text = CatchUpReader.query(after: .start, below: horizon, limit: 1).text
                 try c.executeScript(unsafeSQL: "PREPARE catch_up_read AS \(text)")
                 // A reader that keeps up asks for a small share of what lies after its checkpoint:
                 // that plan must be the index scan. When a limit covers half of what remains
@@ -41,7 +42,7 @@ struct CatchUpReaderTests {
                 // fair choice (a CI run got it), so there only the sort key is checked.
                 for (checkpoint, limit) in [(CatchUpReader.Checkpoint.start, 100), (.start, 10), (halfWay, 100), (halfWay, 10),
                                             (.start, 1000), (halfWay, 1000)] {
-                    let query = CatchUpReader.query(after: checkpoint, limit: limit)
+                    let query = CatchUpReader.query(after: checkpoint, below: horizon, limit: limit)
                     #expect(query.text == text)
                     let arguments = try query.bindings.map { value -> String in
                         guard case .text(let literal) = value else { throw TestSetupError("unexpected binding \(value)") }

@@ -9,10 +9,14 @@ extension HeavyReliabilityTests {
     /// `pg_snapshot_xmin` is the whole server's: any write transaction anywhere holds every reader
     /// back. On the shared test server another suite's long transaction did (a CI run waited past
     /// these tests' deadline), so they run on a cluster of their own, where only they write.
+    ///
+    /// `scripts/dev test` runs them a second time on a Citus coordinator with two workers of their
+    /// own (LEDGER_TEST_CITUS=1). Their events belong to users spread over both workers, so that
+    /// a transaction of several events is a 2PC there.
     @Suite("Catch-up reader on a cluster of its own")
     struct CatchUpReaderHorizon {
         @Test func aReaderWaitsForAnOlderOpenTransactionInsteadOfSkippingItsEvent() async throws {
-            try await PrivateCluster.with { cluster in
+            try await PrivateCluster.with(citus: PrivateCluster.citusAsked) { cluster in
                 let slow = try cluster.connect(), fast = try cluster.connect(), reader = try cluster.connect()
                 defer { [slow, fast, reader].forEach { $0.close() } }
                 try slow.executeScript(unsafeSQL: "BEGIN")
@@ -44,7 +48,7 @@ extension HeavyReliabilityTests {
         }
 
         @Test func aReaderFollowingEightWritersSeesEveryEventExactlyOnce() async throws {
-            try await PrivateCluster.with { cluster in
+            try await PrivateCluster.with(citus: PrivateCluster.citusAsked) { cluster in
                 // Eight writers, 40 transactions each of one to three events, some holding their
                 // transaction open a moment after appending, so that commits overtake positions.
                 let writers = (0..<8).map { writer in
@@ -114,21 +118,99 @@ extension HeavyReliabilityTests {
                 #expect(feedPositions == seen, "the feed's order differs from the reader's")
             }
         }
+
+        /// On a Citus coordinator a transaction that wrote to two workers commits there first and
+        /// then sends each worker COMMIT PREPARED: between the two, or until Citus's recovery
+        /// after a crash, its `tx` is below the coordinator's xmin while its events are still
+        /// invisible on a worker. The test makes that state, as Citus leaves it, and checks that
+        /// the reader and the feed wait for it rather than read past it:
+        /// - on the worker, the event in a prepared transaction named as Citus names its own
+        ///   (`citus_` the coordinator's group, a backend, a transaction number, a connection);
+        /// - on the coordinator, a committed transaction, the event's `tx`, that wrote Citus's
+        ///   record of that prepared transaction into `pg_dist_transaction`, as Citus's commit does.
+        /// Citus's own recovery (`recover_prepared_transactions()`, off until then) then commits
+        /// it on the worker and removes the record, which shows the state is one Citus knows.
+        @Test(.enabled(if: PrivateCluster.citusAsked, "a Citus state: scripts/dev test runs it with LEDGER_TEST_CITUS=1"))
+        func anEventCommittedOnTheCoordinatorAndStillPreparedOnAWorkerIsWaitedFor() async throws {
+            try await PrivateCluster.with(settings: ["citus.recover_2pc_interval = -1"], citus: true) { cluster in
+                let coordinator = try cluster.connect(), reader = try cluster.connect()
+                defer { [coordinator, reader].forEach { $0.close() } }
+                let before = try append(coordinator, "before")
+                // The migration's and this append's 2PC records: cleared by Citus's recovery, which
+                // is off (they would hold the readers back as well).
+                _ = try coordinator.query("SELECT recover_prepared_transactions()")
+                #expect(try coordinator.count("SELECT count(*) FROM pg_dist_transaction") == 0)
+                let placement = try coordinator.query("""
+                    SELECT s.shardid, n.groupid, n.nodeport
+                      FROM pg_dist_shard s JOIN pg_dist_placement p USING (shardid) JOIN pg_dist_node n USING (groupid)
+                     WHERE s.shardid = get_shard_id_for_distribution_column('ledger.events', 'u-in-doubt')
+                    """)[0]
+                let shard: Int64 = try placement.decode("shardid"), group: Int32 = try placement.decode("groupid")
+                let port: Int32 = try placement.decode("nodeport")
+                let worker = try #require(cluster.workers.first { $0.port == Int(port) }).connect()
+                defer { worker.close() }
+
+                // The coordinator's transaction: its id, a position from the log's sequence, the record.
+                try coordinator.executeScript(unsafeSQL: "BEGIN")
+                let ids = try coordinator.query("""
+                    SELECT pg_current_xact_id()::text AS tx, nextval(pg_get_serial_sequence('ledger.events', 'position')) AS position
+                    """)[0]
+                let tx = try ids.decode("tx", as: String.self), position: Int64 = try ids.decode("position")
+                let gid = "citus_0_\(try coordinator.query("SELECT pg_backend_pid() AS p")[0].decode("p", as: Int32.self))_999999_0"
+                // The worker: the event, prepared.
+                try worker.executeScript(unsafeSQL: "BEGIN")
+                try worker.execute("""
+                    INSERT INTO \(identifier: "ledger").\(identifier: "events_\(shard)")
+                           (position, stream, version, type, data, occurred_at, prev_hash, hash, user_id, tx)
+                    OVERRIDING SYSTEM VALUE
+                    VALUES (\(position), 'test:in-doubt', 1, 'TestEvent', '{"n": "in-doubt"}', now(), '\\x', '\\x00', 'u-in-doubt', \(tx)::xid8)
+                    """)
+                try worker.executeScript(unsafeSQL: "PREPARE TRANSACTION '\(gid)'")  // gid: digits and underscores
+                try coordinator.query("INSERT INTO pg_dist_transaction (groupid, gid, outer_xid) VALUES (\(group), \(gid), '0')")
+                try coordinator.executeScript(unsafeSQL: "COMMIT")
+                // A transaction after it commits on both nodes.
+                let after = try append(coordinator, "after")
+
+                // The coordinator's xmin is past the in-doubt transaction now; the event is not visible.
+                #expect(try reader.query("SELECT pg_snapshot_xmin(pg_current_snapshot()) > \(tx)::xid8 AS past")[0].decode("past", as: Bool.self))
+                #expect(try reader.count("SELECT count(*) FROM ledger.events WHERE position = \(position)") == 0)
+                var follower = CatchUpReader()
+                #expect(try follower.next(on: reader).map(\.position) == [before], "read past a transaction still prepared on a worker")
+                let ledger = Ledger(databaseURL: cluster.conninfo, poolSize: 1)
+                #expect(try await ledger.events(after: 0, limit: 10).events.map(\.position) == [before])
+
+                // Citus's recovery commits it on the worker and removes the record.
+                #expect(try coordinator.query("SELECT recover_prepared_transactions() AS n")[0].decode("n", as: Int.self) == 1)
+                #expect(try coordinator.count("SELECT count(*) FROM pg_dist_transaction") == 0)
+                #expect(try follower.next(on: reader).map(\.position) == [position, after])
+                #expect(try await ledger.events(after: before, limit: 10).events.map(\.position) == [position, after])
+                await ledger.close()
+            }
+        }
     }
 }
 
-/// The write transactions that hold `pg_snapshot_xmin` back, for a failure message.
+/// The write transactions that hold the readers' horizon back, and on a Citus coordinator the
+/// 2PC records that do, for a failure message.
 private func horizonHolders(_ c: Connection) throws -> String {
-    try c.query("""
+    let running = try c.query("""
         SELECT coalesce(string_agg(format('%s %s (%s, %s)', datname, application_name, now() - xact_start, left(query, 40)), '; '), 'nothing') AS h
           FROM pg_stat_activity WHERE backend_xid IS NOT NULL AND pid <> pg_backend_pid()
         """)[0].decode("h", as: String.self)
+    guard try c.query("SELECT to_regclass('pg_catalog.pg_dist_transaction') IS NOT NULL AS citus")[0].decode("citus", as: Bool.self) else {
+        return running
+    }
+    let records = try c.query("SELECT count(*) AS n, min(outer_xid)::text AS oldest FROM pg_dist_transaction")[0]
+    return running + "; 2PC records: \(try records.decode("n", as: Int.self)) (oldest \(try records.decode("oldest", as: String?.self) ?? "none"))"
 }
 
-/// Appends one test event with `ledger.append` (in the caller's transaction, if one is open).
+/// Appends one test event with `ledger.append` (in the caller's transaction, if one is open),
+/// owned by the user `u-` and its name: on a Citus cluster the events of a transaction then
+/// land on either worker.
 @discardableResult
 private func append(_ c: Connection, _ name: String) throws -> Int64 {
     try c.query("""
-        SELECT ledger.append('test:' || \(name)::text, 'TestEvent', jsonb_build_object('n', \(name)::text), now()) AS p
+        SELECT ledger.append('test:' || \(name)::text, 'TestEvent', jsonb_build_object('n', \(name)::text), now(),
+                             NULL, 'u-' || \(name)::text) AS p
         """)[0].decode("p", as: Int64.self)
 }

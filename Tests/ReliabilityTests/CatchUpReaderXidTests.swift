@@ -15,7 +15,7 @@ extension HeavyReliabilityTests {
         static let firstTransaction: UInt32 = 9_999_992
 
         @Test func eventsOnBothSidesOfTenMillionTransactionsAreReadOnceEachInTransactionOrder() async throws {
-            try await PrivateCluster.with(nextTransactionID: Self.firstTransaction) { cluster in
+            try await PrivateCluster.with(nextTransactionID: Self.firstTransaction, citus: PrivateCluster.citusAsked) { cluster in
                 let holder = try cluster.connect(), writer = try cluster.connect(), reader = try cluster.connect()
                 defer { [holder, writer, reader].forEach { $0.close() } }
 
@@ -41,10 +41,15 @@ extension HeavyReliabilityTests {
                 try #require(all.count == 18)
                 try #require(all.first!.transaction < 10_000_000 && all.last!.transaction >= 10_000_000,
                              "the events do not straddle 10,000,000: \(all.map(\.transaction))")
-                // Nothing else runs on this cluster: once the holder has committed, every event is final.
-                try #require(try reader.query("""
-                    SELECT pg_snapshot_xmin(pg_current_snapshot()) > max(tx) AS final FROM ledger.events
-                    """)[0].decode("final", as: Bool.self))
+                // Nothing else runs on this cluster: once the holder has committed, every event is
+                // final (on Citus, once its recovery has seen every 2PC committed on the workers:
+                // every second here).
+                let maxTx = try reader.query("SELECT max(tx)::text AS t FROM ledger.events")[0].decode("t", as: String.self)
+                let deadline = Date().addingTimeInterval(60)
+                while try CatchUpReader.horizon(on: reader) <= UInt64(maxTx)!, Date() < deadline {
+                    try await Task.sleep(for: .milliseconds(50))
+                }
+                try #require(try CatchUpReader.horizon(on: reader) > UInt64(maxTx)!, "the horizon stays at or below \(maxTx)")
 
                 var read: [CatchUpReader.Checkpoint] = []
                 while true {
@@ -84,9 +89,11 @@ private func describe(_ checkpoint: CatchUpReader.Checkpoint) -> String {
     "(tx \(checkpoint.transaction), position \(checkpoint.position))"
 }
 
-/// Appends one test event with `ledger.append`, in the caller's transaction if one is open.
+/// Appends one test event with `ledger.append`, in the caller's transaction if one is open,
+/// owned by the user `u-` and its name (on Citus, on either worker).
 private func append(_ c: Connection, _ name: String) throws {
     try c.query("""
-        SELECT ledger.append('test:' || \(name)::text, 'TestEvent', jsonb_build_object('n', \(name)::text), now())
+        SELECT ledger.append('test:' || \(name)::text, 'TestEvent', jsonb_build_object('n', \(name)::text), now(),
+                             NULL, 'u-' || \(name)::text)
         """)
 }

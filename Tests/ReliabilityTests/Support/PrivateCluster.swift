@@ -32,21 +32,48 @@ final class PrivateCluster: @unchecked Sendable {
         ProcessInfo.processInfo.environment["LEDGER_PG_OS_USER"].flatMap { $0.isEmpty ? nil : $0 } ?? "ledgerpg"
     }
 
+    /// The Citus workers of a cluster made with `citus: true`, empty otherwise. The cluster
+    /// itself is then their coordinator.
+    private(set) var workers: [PrivateCluster] = []
+
+    /// Whether the tests that can run on either should make a Citus cluster: LEDGER_TEST_CITUS=1
+    /// (`scripts/dev test` sets it when it runs them again on Citus; Citus must be installed).
+    static var citusAsked: Bool { ProcessInfo.processInfo.environment["LEDGER_TEST_CITUS"] == "1" }
+
     /// Creates, starts and migrates a cluster with `settings` added to postgresql.conf, runs
     /// `body`, then stops the cluster and deletes its folder, whatever `body` did. With
     /// `nextTransactionID`, the migrated cluster is stopped and restarted with its transaction
     /// id counter moved forward to that value (`setNextTransactionID`), so that the first
     /// transaction `body` starts gets that id.
-    static func with<T>(settings: [String] = [], nextTransactionID: UInt32? = nil,
+    ///
+    /// With `citus`, the cluster is a Citus coordinator with two workers of their own, each a
+    /// cluster like it, and the migration distributes the ledger on them (as `ledger migrate`
+    /// does on any coordinator with workers). `nextTransactionID` moves the coordinator's
+    /// counter: the log's `tx` is the coordinator's transaction id. Citus's recovery of prepared
+    /// transactions runs every second, as docs/scale-out.md advises for the readers.
+    static func with<T>(settings: [String] = [], nextTransactionID: UInt32? = nil, citus: Bool = false,
                         _ body: (PrivateCluster) async throws -> T) async throws -> T {
         let cluster = try PrivateCluster()
         defer { cluster.destroy() }
-        try cluster.create(settings: settings)
+        if citus {
+            for _ in 0..<2 {
+                let worker = try PrivateCluster()
+                cluster.workers.append(worker)
+                try worker.create(settings: Self.citusSettings)
+                try worker.start()
+                try worker.createLedgerDatabase(citus: true)
+            }
+        }
+        try cluster.create(settings: (citus ? Self.citusSettings : []) + settings)  // the test's own settings last, to win
         try cluster.start()
-        let admin = try Connection.connect(ConnectionConfiguration("\(cluster.server) dbname=postgres"))
-        try admin.executeScript(unsafeSQL: "CREATE DATABASE ledger")
-        admin.close()
+        try cluster.createLedgerDatabase(citus: citus)
         let connection = try cluster.connect()
+        if citus {
+            try connection.query("SELECT citus_set_coordinator_host(\(cluster.directory.url.path), \(cluster.port))")
+            for worker in cluster.workers {
+                try connection.query("SELECT citus_add_node(\(worker.directory.url.path), \(worker.port))")
+            }
+        }
         try Migrator().migrate(connection)
         connection.close()
         if let nextTransactionID {
@@ -55,6 +82,23 @@ final class PrivateCluster: @unchecked Sendable {
             try cluster.start()
         }
         return try await body(cluster)
+    }
+
+    private static let citusSettings = [
+        "shared_preload_libraries = 'citus'",
+        "max_prepared_transactions = 100",
+        "citus.recover_2pc_interval = '1s'",
+    ]
+
+    /// Creates the database `ledger`, with the citus extension when asked.
+    private func createLedgerDatabase(citus: Bool) throws {
+        let admin = try Connection.connect(ConnectionConfiguration("\(server) dbname=postgres"))
+        try admin.executeScript(unsafeSQL: "CREATE DATABASE ledger")
+        admin.close()
+        guard citus else { return }
+        let connection = try connect()
+        try connection.executeScript(unsafeSQL: "SET client_min_messages = warning; CREATE EXTENSION citus")
+        connection.close()
     }
 
     private init() throws {
@@ -81,7 +125,7 @@ final class PrivateCluster: @unchecked Sendable {
             "listen_addresses = ''",
             "unix_socket_directories = '\(directory.url.path)'",
             "port = \(port)",
-            "max_connections = 60",
+            "max_connections = 200",
             "shared_buffers = 32MB",
         ] + settings).joined(separator: "\n") + "\n"
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: dataDirectory + "/postgresql.conf"))
@@ -132,6 +176,7 @@ final class PrivateCluster: @unchecked Sendable {
     }
 
     private func destroy() {
+        for worker in workers { worker.destroy() }
         if FileManager.default.fileExists(atPath: dataDirectory + "/postmaster.pid") {
             _ = try? pg("pg_ctl", ["-D", dataDirectory, "-m", "immediate", "-w", "stop"])
         }
