@@ -294,6 +294,7 @@ citus_check_new_database() {
             "$CITUS_LEDGER" keys add --role reader --database-url "$url" >/dev/null &&
             [ "$(psql "$(citus_conninfo 1 "$name")" -Atqc "SELECT count(*) FROM ledger.api_keys")" = 1 ] || ok=1
         citus_check_products "$name" || ok=1
+        citus_check_advice "$url" || ok=1
         if psql "$url" -qc "DELETE FROM ledger.schema_definitions" &&
             "$CITUS_LEDGER" migrate --database-url "$url" | sed 's/^/  /' &&
             "$CITUS_LEDGER" demo --write "$CITUS_HOME/more.ndjson" --events 300 --seed 7 >/dev/null; then
@@ -305,6 +306,31 @@ citus_check_new_database() {
         fi
     fi
     citus_drop_database "$name"
+    return $ok
+}
+
+# `ledger migrate` on the distributed ledger at conninfo $1 warns of nothing with Citus's recovery
+# every second (scripts/dev citus), and names the setting when it runs every minute or never:
+# the readers wait for it after each transaction that spans two workers (ledger.read_horizon).
+citus_check_advice() {
+    local admin ok=0 interval out
+    admin="$(citus_conninfo 0 postgres)"
+    for interval in default 1min -1; do
+        if [ "$interval" != default ]; then
+            psql "$admin" -Atq -c "ALTER SYSTEM SET citus.recover_2pc_interval = '$interval'" -c "SELECT pg_reload_conf()" >/dev/null
+            sleep 0.2
+        fi
+        out=$("$CITUS_LEDGER" migrate --database-url "$1" 2>&1 >/dev/null)
+        case "$interval" in
+            default) [ -z "$out" ] || { echo "Citus: ledger migrate warned with recovery every second: $out" >&2; ok=1; } ;;
+            1min) echo "$out" | grep -q "^warning: citus.recover_2pc_interval is 1min: the feed and the webhooks trail" ||
+                { echo "Citus: ledger migrate did not warn of recovery every minute: $out" >&2; ok=1; } ;;
+            -1) echo "$out" | grep -q "^warning: citus.recover_2pc_interval is -1 (off): the feed and the webhooks stop" ||
+                { echo "Citus: ledger migrate did not warn of recovery off: $out" >&2; ok=1; } ;;
+        esac
+    done
+    psql "$admin" -Atq -c "ALTER SYSTEM RESET citus.recover_2pc_interval" -c "SELECT pg_reload_conf()" >/dev/null
+    [ $ok -eq 0 ] && echo "  ledger migrate warns when Citus's recovery runs every minute or never, and not every second"
     return $ok
 }
 

@@ -12,3 +12,17 @@ extension Ledger {
         }
     }
 }
+
+extension Ledger {
+    /// What the operator of a Citus cluster should change for the ledger, one line each
+    /// (`ledger.cluster_advice()`): empty on one server. `ledger migrate` prints them and
+    /// `ledger serve` logs them as it starts.
+    public func clusterAdvice() async throws -> [String] {
+        try await pool.withConnection { try Self.clusterAdvice(on: $0) }
+    }
+
+    /// ``clusterAdvice()`` on a connection of the caller's.
+    public static func clusterAdvice(on connection: Connection) throws -> [String] {
+        try connection.query("SELECT ledger.cluster_advice() AS advice").map { try $0.decode("advice", as: String.self) }
+    }
+}

@@ -76,6 +76,15 @@ struct MigrationTests {
                 #expect(try Migrator().migrate(c).isEmpty)
                 #expect(try c.count("SELECT count(*) FROM ledger.schema_migrations") == Migration.all.count)
                 #expect(try c.count("SELECT count(*) FROM ledger.schema_definitions") == Definition.all.count)
+                // Advice for a Citus cluster's operator is for a cluster alone (citus_check_advice
+                // has the cluster's cases), and the server's roles may ask.
+                #expect(try Ledger.clusterAdvice(on: c).isEmpty)
+                for role in ["ledger_reader", "ledger_writer"] {
+                    try c.transaction { tx in
+                        try tx.execute("SET LOCAL ROLE \(identifier: role)")
+                        #expect(try Ledger.clusterAdvice(on: tx).isEmpty, "as \(role)")
+                    }
+                }
             }
         }
     }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import PurchaseLedger
 
 struct Migrate: ParsableCommand {
@@ -12,5 +13,10 @@ struct Migrate: ParsableCommand {
         defer { connection.close() }
         let applied = try Migrator().migrate(connection) { print($0) }
         print(applied.isEmpty ? "the schema is up to date" : "done: " + applied.joined(separator: "; "))
+        // On a Citus cluster, what its operator should change (standard error: the output above
+        // stays what scripts read).
+        for advice in try Ledger.clusterAdvice(on: connection) {
+            FileHandle.standardError.write(Data("warning: \(advice)\n".utf8))
+        }
     }
 }

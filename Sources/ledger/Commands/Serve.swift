@@ -100,6 +100,10 @@ struct Serve: AsyncParsableCommand {
         if let may = try? await ledger.mayTakeStoreNotifications(), !may {
             logger.warning("this login lacks the role ledger_store, so store notifications will be refused: GRANT ledger_store TO the server's login (README, Who can do what)")
         }
+        // On a Citus cluster, what its operator should change (ledger.cluster_advice).
+        for advice in (try? await ledger.clusterAdvice()) ?? [] {
+            logger.warning("\(advice)")
+        }
         let api: StoreAPIConfiguration
         do {
             api = try StoreAPIConfiguration.fromEnvironment(environment)
