@@ -242,7 +242,7 @@ citus_smoke() {
     local ok=0
     citus_probe_copy_2pc
     citus_check_new_database && citus_check_moved_ledger && citus_check_distribution_plan &&
-        citus_check_distributed_projection && citus_check_distributed_commands && citus_check_races && citus_check_readers && citus_check_worker_killed &&
+        citus_check_distributed_projection && citus_check_distributed_commands && citus_check_races && citus_check_private_clusters && citus_check_worker_killed &&
         citus_check_scenarios && citus_check_model || ok=1
     citus_stop
     return $ok
@@ -953,19 +953,21 @@ citus_check_scenarios() {
     return $ok
 }
 
-# The catch-up reader's tests (the feed's and the webhooks' reader) run again, each on a Citus
-# coordinator with two workers of its own (PrivateCluster, LEDGER_TEST_CITUS=1): its horizon is the
-# whole node's, so no other test may write there. The two that run on one server too (a reader
-# waits for an older open transaction; eight writers, here in 2PC transactions across the
-# workers), the power of ten of transaction ids, and a transaction committed on the coordinator
-# and still prepared on a worker. All four must run: none may be skipped.
-citus_check_readers() {
-    local log="$CITUS_HOME/readers.log"
-    echo "  the catch-up reader's tests on Citus clusters of their own:"
+# The tests that need a server of their own run again, each on a Citus coordinator with two
+# workers of its own (PrivateCluster, LEDGER_TEST_CITUS=1). The catch-up reader's (the feed's and
+# the webhooks' reader), whose horizon is the whole node's, so that no other test may write
+# there: the two that run on one server too (a reader waits for an older open transaction; eight
+# writers, here in 2PC transactions across the workers), the power of ten of transaction ids, and
+# a transaction committed on the coordinator and still prepared on a worker. And the rebuild's
+# with such a transaction, which needs Citus's recovery off. All five must run: none may be
+# skipped.
+citus_check_private_clusters() {
+    local log="$CITUS_HOME/private-clusters.log"
+    echo "  the catch-up reader's and the rebuild's tests on Citus clusters of their own:"
     (cd "$ROOT" && LEDGER_TEST_CITUS=1 swift test -c release --disable-testable-imports --skip-build \
-        --filter 'CatchUpReaderHorizon|CatchUpReaderAcrossXidDigits') >"$log" 2>&1
+        --filter 'CatchUpReaderHorizon|CatchUpReaderAcrossXidDigits|RebuildOnCitus') >"$log" 2>&1
     local status=$?
-    if [ $status -eq 0 ] && grep -q "Test run with 4 tests in 3 suites passed" "$log" && ! grep -q "skipped" "$log"; then
+    if [ $status -eq 0 ] && grep -q "Test run with 5 tests in 4 suites passed" "$log" && ! grep -q "skipped" "$log"; then
         grep -E "Test run with" "$log" | sed 's/^/  /'
     else
         grep -E "✘|skipped|error|Test run with" "$log" | head -40 | sed 's/^/  /'

@@ -25,6 +25,14 @@ extension ProjectionRebuilder {
             summary.swapAttempts = attempt
             do {
                 return try swapOnce(seen: seen, longWait: longWait, deadlockMilliseconds: deadlockMilliseconds)
+            } catch let inDoubt as InDoubt {
+                // Citus's recovery finishes them (every citus.recover_2pc_interval).
+                guard Date() < deadline else {
+                    throw RebuildError.preparedInDoubt(count: inDoubt.count, seconds: Int(swapDeadline))
+                }
+                logger.notice("rebuild: waiting for Citus to commit transactions still prepared on a worker",
+                              metadata: ["attempt": "\(attempt)", "transactions": "\(inDoubt.count)"])
+                Thread.sleep(forTimeInterval: 0.2)
             } catch let error as PostgresError
                 where error.sqlState == .lockNotAvailable || error.sqlState == .deadlockDetected {
                 guard Date() < deadline else {
@@ -60,9 +68,9 @@ extension ProjectionRebuilder {
             // On a distributed log the swap's last events are applied over one connection per
             // worker, shard after shard: Citus runs no schema change (the swap's renames) on a
             // table that the transaction wrote shard by shard in parallel. Nothing on one server.
-            try c.execute("""
+            let distributed = try c.query("""
                 SELECT set_config('citus.multi_shard_modify_mode', 'sequential', true) WHERE ledger.distributed_log()
-                """)
+                """).count == 1
             let before = try dependents(c, of: qualified)
             if let materialized = before.first(where: { $0.kind == "m" }) {
                 throw RebuildError.materializedViewDepends(materialized.name)
@@ -97,6 +105,9 @@ extension ProjectionRebuilder {
             try c.execute("SELECT set_config('lock_timeout', \("\(longWait)ms"), true)")
             try c.execute("LOCK TABLE ledger.events IN SHARE MODE")
             try c.execute("SELECT set_config('lock_timeout', '0', true)")
+            // On a cluster no command is in flight now, but a transaction may still be prepared on
+            // a worker after a crash: its events would stay invisible to the catch-up below.
+            if distributed { try refuseInDoubt(c) }
 
             // No event can commit now: apply the last ones.
             let applied = try c.query("SELECT ledger.project_unseen(\(shadow), \(seen)::pg_snapshot) AS n")[0]

@@ -61,8 +61,8 @@ public struct ProjectionRebuilder {
             let replay = ShadowReplay(schema: Self.shadowSchema, batchSize: batchSize)
             // On a distributed log the indexes are built after the replay's commit: Citus runs no
             // schema change on a table that the transaction wrote shard by shard in parallel.
-            let distributed = try connection.query("SELECT ledger.distributed_log() AS d")[0].decode("d", as: Bool.self)
-            let outcome = try connection.repeatableRead { c in
+            let distributed = try isDistributed()
+            let outcome = try consistentRepeatableRead(distributed: distributed) { c in
                 try replay.run(on: c, deferIndexes: true, keysKept: projections.keysUsedByReplay, rebuildIndexes: !distributed,
                                unlogged: false, progress: progress)
             }
@@ -101,7 +101,7 @@ public struct ProjectionRebuilder {
     /// One catch-up pass in a REPEATABLE READ transaction: applies what `seen` did not show and
     /// returns the pass's own snapshot, which becomes the next `seen`.
     func catchUp(after seen: String) throws -> (snapshot: String, applied: Int) {
-        try connection.repeatableRead { c in
+        try consistentRepeatableRead(distributed: try isDistributed()) { c in
             let snapshot = try c.query("SELECT pg_current_snapshot()::text AS s")[0].decode("s", as: String.self)
             let applied = try c.query("SELECT ledger.project_unseen(\(Self.shadowSchema), \(seen)::pg_snapshot) AS n")[0]
                 .decode("n", as: Int.self)

@@ -14,6 +14,9 @@ public enum RebuildError: Error, CustomStringConvertible, Equatable, Sendable {
     case materializedViewDepends(String)
     /// The database has not been migrated: it lacks the rebuild functions.
     case notMigrated
+    /// On a Citus cluster, transactions stayed committed on the coordinator and prepared on a
+    /// worker for `seconds` (a worker down, or Citus's recovery off).
+    case preparedInDoubt(count: Int, seconds: Int)
 
     public var description: String {
         switch self {
@@ -29,6 +32,10 @@ public enum RebuildError: Error, CustomStringConvertible, Equatable, Sendable {
         case .materializedViewDepends(let name):
             return "the materialized view \(name) reads the projection tables, and a rebuild cannot re-point it: "
                 + "drop it, run ledger rebuild, and create it again"
+        case .preparedInDoubt(let count, let seconds):
+            return "\(count) transaction(s) stayed committed on the Citus coordinator and prepared on a worker for \(seconds)s: "
+                + "bring every worker up and let Citus's recovery finish them (citus.recover_2pc_interval, or SELECT recover_prepared_transactions()), "
+                + "then run ledger rebuild again; the live projections are unchanged"
         case .notMigrated:
             return "the database lacks the rebuild and verify functions (Schema/definitions/projections): run ledger migrate first"
         }

@@ -1,0 +1,80 @@
+import Foundation
+import LedgerTestSupport
+import Postgres
+import PurchaseLedger
+import Testing
+
+extension HeavyReliabilityTests {
+    /// A rebuild on a Citus cluster keeps the coordinator's snapshot and applies what the workers'
+    /// snapshots show (ProjectionRebuilder+Cluster.swift). A transaction Citus committed on the
+    /// coordinator and not yet on a worker is in the one and not in the others: before the fix
+    /// the rebuild neither replayed it nor caught it up, and its event was missing from the
+    /// rebuilt projections for good. The test makes that state as Citus leaves it (as
+    /// `CatchUpReaderHorizon` does: the event prepared on its worker under a name of Citus's form,
+    /// Citus's record written by the coordinator's transaction whose id is the event's `tx`), with
+    /// Citus's recovery off, starts a rebuild, lets Citus's own recovery commit the transaction a
+    /// moment later, and finds the event's product in the rebuilt projections.
+    @Suite("Rebuild on a Citus cluster of its own")
+    struct RebuildOnCitus {
+        @Test(.enabled(if: PrivateCluster.citusAsked, "a Citus state: scripts/dev test runs it with LEDGER_TEST_CITUS=1"))
+        func aRebuildWaitsForATransactionStillPreparedOnAWorkerAndProjectsItsEvent() async throws {
+            try await PrivateCluster.with(settings: ["citus.recover_2pc_interval = -1"], citus: true) { cluster in
+                let coordinator = try cluster.connect()
+                defer { coordinator.close() }
+                let outcomes = try coordinator.ingest([
+                    #"{"type":"product","storeCode":"GG","productId":"gems","productType":"CONSUMABLE"}"#,
+                ])
+                try #require(outcomes.count == 1)
+                _ = try coordinator.query("SELECT recover_prepared_transactions()")
+                try #require(try coordinator.count("SELECT count(*) FROM pg_dist_transaction") == 0)
+
+                // A product declared in a transaction committed on the coordinator, still prepared on
+                // the worker that holds the owner '' (a product has no user).
+                let placement = try coordinator.query("""
+                    SELECT s.shardid, n.groupid, n.nodeport
+                      FROM pg_dist_shard s JOIN pg_dist_placement p USING (shardid) JOIN pg_dist_node n USING (groupid)
+                     WHERE s.shardid = get_shard_id_for_distribution_column('ledger.events', '')
+                    """)[0]
+                let shard: Int64 = try placement.decode("shardid"), group: Int32 = try placement.decode("groupid")
+                let port: Int32 = try placement.decode("nodeport")
+                let worker = try #require(cluster.workers.first { $0.port == Int(port) }).connect()
+                defer { worker.close() }
+                try coordinator.executeScript(unsafeSQL: "BEGIN")
+                let ids = try coordinator.query("""
+                    SELECT pg_current_xact_id()::text AS tx, nextval(pg_get_serial_sequence('ledger.events', 'position')) AS position,
+                           pg_backend_pid() AS pid
+                    """)[0]
+                let tx = try ids.decode("tx", as: String.self), position: Int64 = try ids.decode("position")
+                let gid = "citus_0_\(try ids.decode("pid", as: Int32.self))_999998_0"
+                try worker.executeScript(unsafeSQL: "BEGIN")
+                try worker.execute("""
+                    INSERT INTO \(identifier: "ledger").\(identifier: "events_\(shard)")
+                           (position, stream, version, type, data, occurred_at, prev_hash, hash, user_id, tx)
+                    OVERRIDING SYSTEM VALUE
+                    VALUES (\(position), 'product:GG:in-doubt', 1, 'ProductDeclared',
+                            '{"storeCode": "GG", "productId": "in-doubt", "productType": "CONSUMABLE"}', now(),
+                            '\\x', '\\x00', '', \(tx)::xid8)
+                    """)
+                try worker.executeScript(unsafeSQL: "PREPARE TRANSACTION '\(gid)'")  // gid: digits and underscores
+                try coordinator.query("INSERT INTO pg_dist_transaction (groupid, gid, outer_xid) VALUES (\(group), \(gid), '0')")
+                try coordinator.executeScript(unsafeSQL: "COMMIT")
+                #expect(try coordinator.count("SELECT count(*) FROM ledger.events WHERE position = \(position)") == 0)
+                #expect(try coordinator.query("SELECT ledger.prepared_in_doubt() AS n")[0].decode("n", as: Int.self) == 1)
+
+                let rebuilding = Background { () throws -> RebuildSummary in
+                    let c = try cluster.connect()
+                    defer { c.close() }
+                    return try ProjectionRebuilder(connection: c).rebuild()
+                }
+                // The rebuild waits at its start; Citus's recovery then commits the transaction.
+                try await Task.sleep(for: .seconds(3))
+                #expect(!rebuilding.isFinished, "the rebuild did not wait for the transaction prepared on a worker")
+                #expect(try coordinator.query("SELECT recover_prepared_transactions() AS n")[0].decode("n", as: Int.self) == 1)
+                let summary = try #require(try await rebuilding.value())
+                #expect(summary.replayed == 2, "replayed \(summary.replayed) events")
+                #expect(try coordinator.query("SELECT string_agg(product_id, ' ' ORDER BY product_id) AS p FROM ledger.products")[0]
+                    .decode("p", as: String.self) == "gems in-doubt")
+            }
+        }
+    }
+}
