@@ -122,12 +122,9 @@ extension HeavyReliabilityTests {
         /// On a Citus coordinator a transaction that wrote to two workers commits there first and
         /// then sends each worker COMMIT PREPARED: between the two, or until Citus's recovery
         /// after a crash, its `tx` is below the coordinator's xmin while its events are still
-        /// invisible on a worker. The test makes that state, as Citus leaves it, and checks that
-        /// the reader and the feed wait for it rather than read past it:
-        /// - on the worker, the event in a prepared transaction named as Citus names its own
-        ///   (`citus_` the coordinator's group, a backend, a transaction number, a connection);
-        /// - on the coordinator, a committed transaction, the event's `tx`, that wrote Citus's
-        ///   record of that prepared transaction into `pg_dist_transaction`, as Citus's commit does.
+        /// invisible on a worker. The test makes that state, as Citus leaves it
+        /// (`commitOnTheCoordinatorOnly`), and checks that the reader and the feed wait for it
+        /// rather than read past it.
         /// Citus's own recovery (`recover_prepared_transactions()`, off until then) then commits
         /// it on the worker and removes the record, which shows the state is one Citus knows.
         @Test(.enabled(if: PrivateCluster.citusAsked, "a Citus state: scripts/dev test runs it with LEDGER_TEST_CITUS=1"))
@@ -140,34 +137,8 @@ extension HeavyReliabilityTests {
                 // is off (they would hold the readers back as well).
                 _ = try coordinator.query("SELECT recover_prepared_transactions()")
                 #expect(try coordinator.count("SELECT count(*) FROM pg_dist_transaction") == 0)
-                let placement = try coordinator.query("""
-                    SELECT s.shardid, n.groupid, n.nodeport
-                      FROM pg_dist_shard s JOIN pg_dist_placement p USING (shardid) JOIN pg_dist_node n USING (groupid)
-                     WHERE s.shardid = get_shard_id_for_distribution_column('ledger.events', 'u-in-doubt')
-                    """)[0]
-                let shard: Int64 = try placement.decode("shardid"), group: Int32 = try placement.decode("groupid")
-                let port: Int32 = try placement.decode("nodeport")
-                let worker = try #require(cluster.workers.first { $0.port == Int(port) }).connect()
-                defer { worker.close() }
-
-                // The coordinator's transaction: its id, a position from the log's sequence, the record.
-                try coordinator.executeScript(unsafeSQL: "BEGIN")
-                let ids = try coordinator.query("""
-                    SELECT pg_current_xact_id()::text AS tx, nextval(pg_get_serial_sequence('ledger.events', 'position')) AS position
-                    """)[0]
-                let tx = try ids.decode("tx", as: String.self), position: Int64 = try ids.decode("position")
-                let gid = "citus_0_\(try coordinator.query("SELECT pg_backend_pid() AS p")[0].decode("p", as: Int32.self))_999999_0"
-                // The worker: the event, prepared.
-                try worker.executeScript(unsafeSQL: "BEGIN")
-                try worker.execute("""
-                    INSERT INTO \(identifier: "ledger").\(identifier: "events_\(shard)")
-                           (position, stream, version, type, data, occurred_at, prev_hash, hash, user_id, tx)
-                    OVERRIDING SYSTEM VALUE
-                    VALUES (\(position), 'test:in-doubt', 1, 'TestEvent', '{"n": "in-doubt"}', now(), '\\x', '\\x00', 'u-in-doubt', \(tx)::xid8)
-                    """)
-                try worker.executeScript(unsafeSQL: "PREPARE TRANSACTION '\(gid)'")  // gid: digits and underscores
-                try coordinator.query("INSERT INTO pg_dist_transaction (groupid, gid, outer_xid) VALUES (\(group), \(gid), '0')")
-                try coordinator.executeScript(unsafeSQL: "COMMIT")
+                let (position, tx) = try cluster.commitOnTheCoordinatorOnly(owner: "u-in-doubt", stream: "test:in-doubt",
+                                                                       type: "TestEvent", data: #"{"n": "in-doubt"}"#)
                 // A transaction after it commits on both nodes.
                 let after = try append(coordinator, "after")
 

@@ -9,10 +9,8 @@ extension HeavyReliabilityTests {
     /// snapshots show (ProjectionRebuilder+Cluster.swift). A transaction Citus committed on the
     /// coordinator and not yet on a worker is in the one and not in the others: before the fix
     /// the rebuild neither replayed it nor caught it up, and its event was missing from the
-    /// rebuilt projections for good. The test makes that state as Citus leaves it (as
-    /// `CatchUpReaderHorizon` does: the event prepared on its worker under a name of Citus's form,
-    /// Citus's record written by the coordinator's transaction whose id is the event's `tx`), with
-    /// Citus's recovery off, starts a rebuild, lets Citus's own recovery commit the transaction a
+    /// rebuilt projections for good. The test makes that state as Citus leaves it
+    /// (`commitOnTheCoordinatorOnly`), with Citus's recovery off, starts a rebuild, lets Citus's own recovery commit the transaction a
     /// moment later, and finds the event's product in the rebuilt projections.
     @Suite("Rebuild on a Citus cluster of its own")
     struct RebuildOnCitus {
@@ -30,34 +28,9 @@ extension HeavyReliabilityTests {
 
                 // A product declared in a transaction committed on the coordinator, still prepared on
                 // the worker that holds the owner '' (a product has no user).
-                let placement = try coordinator.query("""
-                    SELECT s.shardid, n.groupid, n.nodeport
-                      FROM pg_dist_shard s JOIN pg_dist_placement p USING (shardid) JOIN pg_dist_node n USING (groupid)
-                     WHERE s.shardid = get_shard_id_for_distribution_column('ledger.events', '')
-                    """)[0]
-                let shard: Int64 = try placement.decode("shardid"), group: Int32 = try placement.decode("groupid")
-                let port: Int32 = try placement.decode("nodeport")
-                let worker = try #require(cluster.workers.first { $0.port == Int(port) }).connect()
-                defer { worker.close() }
-                try coordinator.executeScript(unsafeSQL: "BEGIN")
-                let ids = try coordinator.query("""
-                    SELECT pg_current_xact_id()::text AS tx, nextval(pg_get_serial_sequence('ledger.events', 'position')) AS position,
-                           pg_backend_pid() AS pid
-                    """)[0]
-                let tx = try ids.decode("tx", as: String.self), position: Int64 = try ids.decode("position")
-                let gid = "citus_0_\(try ids.decode("pid", as: Int32.self))_999998_0"
-                try worker.executeScript(unsafeSQL: "BEGIN")
-                try worker.execute("""
-                    INSERT INTO \(identifier: "ledger").\(identifier: "events_\(shard)")
-                           (position, stream, version, type, data, occurred_at, prev_hash, hash, user_id, tx)
-                    OVERRIDING SYSTEM VALUE
-                    VALUES (\(position), 'product:GG:in-doubt', 1, 'ProductDeclared',
-                            '{"storeCode": "GG", "productId": "in-doubt", "productType": "CONSUMABLE"}', now(),
-                            '\\x', '\\x00', '', \(tx)::xid8)
-                    """)
-                try worker.executeScript(unsafeSQL: "PREPARE TRANSACTION '\(gid)'")  // gid: digits and underscores
-                try coordinator.query("INSERT INTO pg_dist_transaction (groupid, gid, outer_xid) VALUES (\(group), \(gid), '0')")
-                try coordinator.executeScript(unsafeSQL: "COMMIT")
+                let (position, _) = try cluster.commitOnTheCoordinatorOnly(
+                    owner: "", stream: "product:GG:in-doubt", type: "ProductDeclared",
+                    data: #"{"storeCode": "GG", "productId": "in-doubt", "productType": "CONSUMABLE"}"#)
                 #expect(try coordinator.count("SELECT count(*) FROM ledger.events WHERE position = \(position)") == 0)
                 #expect(try coordinator.query("SELECT ledger.prepared_in_doubt() AS n")[0].decode("n", as: Int.self) == 1)
 
