@@ -78,7 +78,7 @@ public struct CatchUpReader: Sendable {
 
     /// The next events after the checkpoint that are final, at most `batchSize` of them, and
     /// moves the checkpoint past them. Empty when there is nothing final to read yet. Two
-    /// statements: the horizon (``horizon(on:)``), then one index range scan of
+    /// statements: the horizon (`ledger.read_horizon()`), then one index range scan of
     /// `events_tx_position_idx`.
     public mutating func next(on connection: Connection) throws -> [Event] {
         let horizon = try Self.horizon(on: connection)
