@@ -9,10 +9,10 @@ import Postgres
 /// `(tx, position)` (the appending transaction's id, then the position) and only reads events
 /// whose transaction is older than every transaction still running (`tx` below
 /// `ledger.read_horizon()`, on one server `pg_snapshot_xmin(pg_current_snapshot())`): such events
-/// are final, and every event that commits later has a greater `tx` than any it has returned. Events of one transaction come
-/// together, in position order; transactions come in the order they were given ids, which is
-/// not always commit order, so two transactions' events on one stream may arrive out of version
-/// order. The price is latency: an event waits until every transaction that was running when it
+/// are final, and every event that commits later has a greater `tx` than any it has returned.
+/// Events of one transaction come together, in position order; transactions come in the order
+/// they were given ids, which is not always commit order, so two transactions' events on one
+/// stream may arrive out of version order. The price is latency: an event waits until every transaction that was running when it
 /// was appended has ended, in any database of the server.
 ///
 /// On a Citus coordinator the horizon also stays below every transaction that Citus has
@@ -20,7 +20,7 @@ import Postgres
 /// coordinator's transaction id, and a statement on the distributed log would evaluate
 /// `pg_current_snapshot()` on each worker, in that worker's ids. So a read is two statements: the
 /// horizon, on the node the reader is connected to, then the events below it
-/// (docs/scale-out.md, "Readers").
+/// (docs/scale-out.md, "Readers on a cluster").
 public struct CatchUpReader: Sendable {
     /// A place in the order: the last event read. `.start` is before every event.
     public struct Checkpoint: Sendable, Hashable, Comparable {
