@@ -7,9 +7,9 @@ import Testing
 extension HeavyReliabilityTests {
     /// A rebuild on a Citus cluster keeps the coordinator's snapshot and applies what the workers'
     /// snapshots show (ProjectionRebuilder+Cluster.swift). A transaction Citus committed on the
-    /// coordinator and not yet on a worker is in the one and not in the others: before the fix
-    /// the rebuild neither replayed it nor caught it up, and its event was missing from the
-    /// rebuilt projections for good. The test makes that state as Citus leaves it
+    /// coordinator and not yet on a worker is in the one and not in the others: without the
+    /// consistent start the rebuild neither replays it nor catches it up, and its event is
+    /// missing from the rebuilt projections for good. The test makes that state as Citus leaves it
     /// (`commitOnTheCoordinatorOnly`), with Citus's recovery off, starts a rebuild, lets Citus's own recovery commit the transaction a
     /// moment later, and finds the event's product in the rebuilt projections.
     @Suite("Rebuild on a Citus cluster of its own")

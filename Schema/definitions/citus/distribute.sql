@@ -37,11 +37,10 @@ BEGIN
         PERFORM set_config('citus.multi_shard_modify_mode', 'sequential', true);
     END IF;
     -- Every table to place is locked first, in the order it is placed, as create_distributed_table
-    -- locks it (EXCLUSIVE): an autovacuum's ANALYZE of a table placed later, started while an
-    -- earlier one was placed, waited for this transaction while holding the table, and the
-    -- migration failed on a deadlock (a fresh-clone run, moving a demo ledger onto the cluster).
-    -- Waiting here, before this transaction has changed any of them, the server cancels the
-    -- autovacuum instead.
+    -- locks it (EXCLUSIVE). Otherwise an autovacuum ANALYZE of a table placed later, started while
+    -- an earlier one is placed, can wait for this transaction while holding that table: a
+    -- deadlock, seen when a demo ledger just written is moved onto the cluster. Waiting here,
+    -- before this transaction has changed any of them, the server cancels the autovacuum instead.
     FOR p IN SELECT d.table_name FROM ledger.distribution_plan() AS d
               WHERE NOT EXISTS (SELECT FROM pg_dist_partition WHERE logicalrelid = d.table_name::regclass)
               ORDER BY d.placement <> 'reference', d.table_name <> 'ledger.events', d.table_name LOOP

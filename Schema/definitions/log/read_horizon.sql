@@ -23,7 +23,7 @@
 --   snapshot's xmax, whose epoch it has, or the one before when its low bits are greater.
 --
 -- The records go when Citus's recovery runs (citus.recover_2pc_interval, a minute by default):
--- that bounds how far a reader trails a 2PC transaction (docs/scale-out.md, "Readers").
+-- that bounds how far a reader trails a 2PC transaction (docs/scale-out.md, "Readers on a cluster").
 CREATE OR REPLACE FUNCTION ledger.read_horizon() RETURNS xid8
 LANGUAGE plpgsql VOLATILE AS $$
 DECLARE

@@ -12,8 +12,8 @@ import Postgres
 /// are final, and every event that commits later has a greater `tx` than any it has returned.
 /// Events of one transaction come together, in position order; transactions come in the order
 /// they were given ids, which is not always commit order, so two transactions' events on one
-/// stream may arrive out of version order. The price is latency: an event waits until every transaction that was running when it
-/// was appended has ended, in any database of the server.
+/// stream may arrive out of version order. The price is latency: an event waits until every
+/// transaction that was running when it was appended has ended, in any database of the server.
 ///
 /// On a Citus coordinator the horizon also stays below every transaction that Citus has
 /// committed there but may not have committed on a worker yet (its 2PC records): `tx` is the

@@ -48,21 +48,34 @@ extension ProjectionRebuilder {
         let deadline = Date().addingTimeInterval(swapDeadline)
         while true {
             _ = try connection.query("SELECT pg_advisory_lock(ledger.writers_gate())")
-            let inDoubt = try connection.query("SELECT ledger.prepared_in_doubt() AS n")[0].decode("n", as: Int.self)
+            let inDoubt = try Self.inDoubt(on: connection)
             if inDoubt == 0 { return }
             _ = try connection.query("SELECT pg_advisory_unlock(ledger.writers_gate())")
-            guard Date() < deadline else { throw RebuildError.preparedInDoubt(count: inDoubt, seconds: Int(swapDeadline)) }
-            logger.notice("rebuild: waiting for Citus to commit transactions still prepared on a worker",
-                          metadata: ["transactions": "\(inDoubt)"])
-            Thread.sleep(forTimeInterval: 0.2)
+            try waitForCitusRecovery(inDoubt: inDoubt, deadline: deadline)
         }
     }
 
     /// Inside the swap's transaction, with the gate held: throws `InDoubt` when a transaction is
     /// still prepared on a worker (its events would be invisible to the swap's catch-up).
     func refuseInDoubt(_ c: Connection) throws {
-        let inDoubt = try c.query("SELECT ledger.prepared_in_doubt() AS n")[0].decode("n", as: Int.self)
+        let inDoubt = try Self.inDoubt(on: c)
         if inDoubt > 0 { throw InDoubt(count: inDoubt) }
+    }
+
+    /// Before another try, while `inDoubt` transactions are still prepared on a worker: Citus's
+    /// recovery finishes them (every citus.recover_2pc_interval). Past `deadline`, throws
+    /// `preparedInDoubt`.
+    func waitForCitusRecovery(inDoubt: Int, deadline: Date) throws {
+        guard Date() < deadline else { throw RebuildError.preparedInDoubt(count: inDoubt, seconds: Int(swapDeadline)) }
+        logger.notice("rebuild: waiting for Citus to commit transactions still prepared on a worker",
+                      metadata: ["transactions": "\(inDoubt)"])
+        Thread.sleep(forTimeInterval: 0.2)
+    }
+
+    /// `ledger.prepared_in_doubt()`: the transactions committed on the coordinator and still
+    /// prepared on a worker.
+    private static func inDoubt(on c: Connection) throws -> Int {
+        try c.query("SELECT ledger.prepared_in_doubt() AS n")[0].decode("n", as: Int.self)
     }
 
     struct InDoubt: Error { let count: Int }

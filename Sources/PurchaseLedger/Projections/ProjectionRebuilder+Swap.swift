@@ -26,13 +26,7 @@ extension ProjectionRebuilder {
             do {
                 return try swapOnce(seen: seen, longWait: longWait, deadlockMilliseconds: deadlockMilliseconds)
             } catch let inDoubt as InDoubt {
-                // Citus's recovery finishes them (every citus.recover_2pc_interval).
-                guard Date() < deadline else {
-                    throw RebuildError.preparedInDoubt(count: inDoubt.count, seconds: Int(swapDeadline))
-                }
-                logger.notice("rebuild: waiting for Citus to commit transactions still prepared on a worker",
-                              metadata: ["attempt": "\(attempt)", "transactions": "\(inDoubt.count)"])
-                Thread.sleep(forTimeInterval: 0.2)
+                try waitForCitusRecovery(inDoubt: inDoubt.count, deadline: deadline)
             } catch let error as PostgresError
                 where error.sqlState == .lockNotAvailable || error.sqlState == .deadlockDetected {
                 guard Date() < deadline else {

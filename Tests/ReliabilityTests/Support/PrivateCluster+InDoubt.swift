@@ -13,8 +13,8 @@ extension PrivateCluster {
     ///   position comes from the log's sequence, that wrote Citus's record of the prepared
     ///   transaction into `pg_dist_transaction` (`outer_xid` 0), as Citus's commit does.
     /// `data` is the event's JSON; the hashes are placeholders (no chain is checked). Returns the
-    /// event's position and `tx`. Run it with Citus's recovery off, or it commits the event within its
-    /// interval.
+    /// event's position and `tx`. Run it with Citus's recovery off, or it commits the event within
+    /// its interval.
     func commitOnTheCoordinatorOnly(owner: String, stream: String, type: String, data: String) throws -> (position: Int64, tx: String) {
         let coordinator = try connect()
         defer { coordinator.close() }
