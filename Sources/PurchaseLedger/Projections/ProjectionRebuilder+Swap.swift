@@ -25,8 +25,8 @@ extension ProjectionRebuilder {
             summary.swapAttempts = attempt
             do {
                 return try swapOnce(seen: seen, longWait: longWait, deadlockMilliseconds: deadlockMilliseconds)
-            } catch let inDoubt as InDoubt {
-                try waitForCitusRecovery(inDoubt: inDoubt.count, deadline: deadline)
+            } catch let inDoubt as ClusterSnapshot.InDoubt {
+                try clusterSnapshot.waitForCitusRecovery(inDoubt: inDoubt.count, deadline: deadline)
             } catch let error as PostgresError
                 where error.sqlState == .lockNotAvailable || error.sqlState == .deadlockDetected {
                 guard Date() < deadline else {
@@ -101,7 +101,7 @@ extension ProjectionRebuilder {
             try c.execute("SELECT set_config('lock_timeout', '0', true)")
             // On a cluster no command is in flight now, but a transaction may still be prepared on
             // a worker after a crash: its events would stay invisible to the catch-up below.
-            if distributed { try refuseInDoubt(c) }
+            if distributed { try ClusterSnapshot.refuseInDoubt(c) }
 
             // No event can commit now: apply the last ones.
             let applied = try c.query("SELECT ledger.project_unseen(\(shadow), \(seen)::pg_snapshot) AS n")[0]

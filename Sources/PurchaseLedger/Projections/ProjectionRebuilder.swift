@@ -61,8 +61,8 @@ public struct ProjectionRebuilder {
             let replay = ShadowReplay(schema: Self.shadowSchema, batchSize: batchSize)
             // On a distributed log the indexes are built after the replay's commit: Citus runs no
             // schema change on a table that the transaction wrote shard by shard in parallel.
-            let distributed = try isDistributed()
-            let outcome = try consistentRepeatableRead(distributed: distributed) { c in
+            let distributed = try ClusterSnapshot.isDistributed(connection)
+            let outcome = try clusterSnapshot.repeatableRead(distributed: distributed) { c in
                 try replay.run(on: c, deferIndexes: true, keysKept: projections.keysUsedByReplay, rebuildIndexes: !distributed,
                                unlogged: false, progress: progress)
             }
@@ -101,12 +101,17 @@ public struct ProjectionRebuilder {
     /// One catch-up pass in a REPEATABLE READ transaction: applies what `seen` did not show and
     /// returns the pass's own snapshot, which becomes the next `seen`.
     func catchUp(after seen: String) throws -> (snapshot: String, applied: Int) {
-        try consistentRepeatableRead(distributed: try isDistributed()) { c in
+        try clusterSnapshot.repeatableRead(distributed: try ClusterSnapshot.isDistributed(connection)) { c in
             let snapshot = try c.query("SELECT pg_current_snapshot()::text AS s")[0].decode("s", as: String.self)
             let applied = try c.query("SELECT ledger.project_unseen(\(Self.shadowSchema), \(seen)::pg_snapshot) AS n")[0]
                 .decode("n", as: Int.self)
             return (snapshot, applied)
         }
+    }
+
+    /// Snapshots that agree on every node of a cluster, for the replay and the catch-up passes.
+    var clusterSnapshot: ClusterSnapshot {
+        ClusterSnapshot(connection: connection, task: "rebuild", patience: swapDeadline, logger: logger)
     }
 
     /// Drops what a killed or failed rebuild left: the shadow schema (and a retired one, which a

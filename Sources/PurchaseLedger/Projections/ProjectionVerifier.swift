@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Postgres
 
 /// Proves the projections true: replays the log into shadow tables (the same definitions as a
@@ -7,7 +8,9 @@ import Postgres
 /// holds ACCESS SHARE locks on the live tables meanwhile, so a rebuild's swap waits). Nothing
 /// is swapped; the shadow tables (`ledger_verify_<pid>`) vanish with the transaction, which is
 /// rolled back: on a distributed ledger they are distributed tables, which Citus drops in no
-/// transaction that has written them in parallel.
+/// transaction that has written them in parallel. On a Citus cluster the transaction starts as a
+/// rebuild's does (`ClusterSnapshot`): its snapshots on the coordinator and on every worker are
+/// taken under the writers' gate, when no transaction is in doubt on a worker.
 public struct ProjectionVerifier {
     /// The projection sets to compare.
     public var projections: [ProjectionSet]
@@ -15,6 +18,11 @@ public struct ProjectionVerifier {
     public var batchSize: Int
     /// At most this many differing rows are described per table (all are counted).
     public var maxRowsPerTable: Int
+    /// On a Citus cluster, how long to wait for transactions committed on the coordinator and
+    /// still prepared on a worker before giving up (`RebuildError.preparedInDoubt`).
+    public var inDoubtDeadline: TimeInterval = 60
+    /// Where that wait is logged (silent by default).
+    public var logger: Logger = .silent
     let connection: Connection
 
     public init(connection: Connection, projections: [ProjectionSet] = ProjectionSet.allCases,
@@ -32,10 +40,16 @@ public struct ProjectionVerifier {
         let pid = try connection.query("SELECT pg_backend_pid() AS pid")[0].decode("pid", as: Int.self)
         let shadow = "ledger_verify_\(pid)"
         let live: [SQL] = projections.flatMap { set in set.tables.map { "\(identifier: set.liveSchema).\(identifier: $0.name)" } }
-        return try connection.rolledBackRepeatableRead { c in
-            // Before the snapshot: hold off a rebuild's swap, which would show this snapshot new
-            // tables whose rows it cannot see.
+        guard try connection.query("SELECT to_regprocedure('ledger.project_unseen(text, pg_snapshot)') IS NOT NULL AS ok")[0]
+            .decode("ok", as: Bool.self) else { throw RebuildError.notMigrated }
+        let snapshot = ClusterSnapshot(connection: connection, task: "verify", patience: inDoubtDeadline, logger: logger)
+        // Before the snapshot: hold off a rebuild's swap, which would show this snapshot new tables
+        // whose rows it cannot see.
+        let holdOffSwaps = { (c: Connection) throws -> Void in
             try c.execute("LOCK TABLE \(live.joined(separator: ", ")) IN ACCESS SHARE MODE")
+        }
+        return try snapshot.repeatableRead(distributed: try ClusterSnapshot.isDistributed(connection), rolledBack: true,
+                                           beforeSnapshot: holdOffSwaps) { c in
             // Left by this same server process if an earlier verify on it failed half-way.
             try c.execute("DROP SCHEMA IF EXISTS \(identifier: shadow) CASCADE")
             let replay = ShadowReplay(schema: shadow, batchSize: batchSize)

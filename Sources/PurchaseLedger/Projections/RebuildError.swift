@@ -15,7 +15,8 @@ public enum RebuildError: Error, CustomStringConvertible, Equatable, Sendable {
     /// The database has not been migrated: it lacks the rebuild functions.
     case notMigrated
     /// On a Citus cluster, transactions stayed committed on the coordinator and prepared on a
-    /// worker for `seconds` (a worker down, or Citus's recovery off).
+    /// worker for `seconds` (a worker down, or Citus's recovery off): a rebuild or a verify
+    /// waits for them before it starts.
     case preparedInDoubt(count: Int, seconds: Int)
 
     public var description: String {
@@ -35,7 +36,7 @@ public enum RebuildError: Error, CustomStringConvertible, Equatable, Sendable {
         case .preparedInDoubt(let count, let seconds):
             return "\(count) transaction(s) stayed committed on the Citus coordinator and prepared on a worker for \(seconds)s: "
                 + "bring every worker up and let Citus's recovery finish them (citus.recover_2pc_interval, or SELECT recover_prepared_transactions()), "
-                + "then run ledger rebuild again; the live projections are unchanged"
+                + "then run it again; the live projections are unchanged"
         case .notMigrated:
             return "the database lacks the rebuild and verify functions (Schema/definitions/projections): run ledger migrate first"
         }

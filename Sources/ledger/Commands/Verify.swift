@@ -55,8 +55,9 @@ struct Verify: ParsableCommand {
             return
         }
         var display = ReplayDisplay(enabled: !replay.quiet, verb: "verify")
-        let verifier = ProjectionVerifier(connection: connection, projections: try replay.projections,
+        var verifier = ProjectionVerifier(connection: connection, projections: try replay.projections,
                                           batchSize: replay.batchSize, maxRowsPerTable: limit)
+        verifier.logger = LedgerLog.logger
         let report: VerifyReport
         do {
             report = try verifier.verify { display.show($0) }
