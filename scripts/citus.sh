@@ -275,8 +275,9 @@ CITUS_LEDGER="$ROOT/.build/release/ledger"
 # tables and distributing every other table of the plan, `demo`, `verify` and a key (a write to a
 # reference table, read on a worker); products
 # declared, then `ledger rebuild`, which swaps in a new products table and places it again (its
-# rows read on a worker); then what the next release's `ledger migrate` does there (every
-# definition again, the field rules rewritten in their reference table) and more commands.
+# rows read on a worker); the log refusing a command sent to a worker; then what the next
+# release's `ledger migrate` does there (every definition again, the field rules rewritten in
+# their reference table) and more commands.
 citus_check_new_database() {
     local name="ledger_citus_smoke_$$" url nodes placed ok=0
     citus_create_database "$name"
@@ -295,6 +296,7 @@ citus_check_new_database() {
             [ "$(psql "$(citus_conninfo 1 "$name")" -Atqc "SELECT count(*) FROM ledger.api_keys")" = 1 ] || ok=1
         citus_check_products "$name" || ok=1
         citus_check_advice "$url" || ok=1
+        citus_check_worker_appends "$name" || ok=1
         if psql "$url" -qc "DELETE FROM ledger.schema_definitions" &&
             "$CITUS_LEDGER" migrate --database-url "$url" | sed 's/^/  /' &&
             "$CITUS_LEDGER" demo --write "$CITUS_HOME/more.ndjson" --events 300 --seed 7 >/dev/null; then
@@ -331,6 +333,63 @@ citus_check_advice() {
     done
     psql "$admin" -Atq -c "ALTER SYSTEM RESET citus.recover_2pc_interval" -c "SELECT pg_reload_conf()" >/dev/null
     [ $ok -eq 0 ] && echo "  ledger migrate warns when Citus's recovery runs every minute or never, and not every second"
+    return $ok
+}
+
+# Commands run through the coordinator: the readers order the log by the coordinator's
+# transaction ids, and a command run by a client of a worker would append in the worker's ids and
+# from its range of positions (ledger.appended_through_the_coordinator). In database $1: a
+# consume sent to either worker is refused (exit 2, naming the rule), writes nothing, and goes
+# through the coordinator afterwards. Then, with the appends' refusal taken out, as in a ledger
+# from before it, a consume on a worker appends at 2^48 + 1 or above, and `ledger migrate`
+# (its check in 0016_events_on_the_coordinator.sql, run again) refuses the ledger, naming the
+# event, and records nothing.
+citus_check_worker_appends() {
+    local name=$1 url ok=0 i out status before
+    url=$(citus_conninfo 0 "$name")
+    printf '%s\n' '{"type":"purchase","userId":"u-worker","storeCode":"AS","paymentSeq":"2026999000001","productId":"gems","productType":"CONSUMABLE","price":"0.99","currency":"USD","purchaseToken":"tok-worker","transactionId":"t-worker-1","purchaseTime":"2026-12-01T00:00:00Z"}' \
+        >"$CITUS_HOME/worker-purchase.ndjson"
+    printf '%s\n' '{"type":"consume","userId":"u-worker","paymentSeq":"2026999000001","purchaseToken":"tok-worker"}' \
+        >"$CITUS_HOME/worker-consume.ndjson"
+    "$CITUS_LEDGER" ingest "$CITUS_HOME/worker-purchase.ndjson" --database-url "$url" >/dev/null || ok=1
+    before=$(psql "$url" -Atqc "SELECT count(*) FROM ledger.events")
+    for i in 1 2; do
+        out=$("$CITUS_LEDGER" ingest "$CITUS_HOME/worker-consume.ndjson" --database-url "$(citus_conninfo "$i" "$name")" 2>&1)
+        status=$?
+        if [ $status -ne 2 ] || ! echo "$out" | grep -q "the ledger's commands run through the Citus coordinator, and this one ran on a worker (position [0-9]\{15\})"; then
+            echo "Citus: a consume on worker $i was not refused (exit $status): $out" >&2
+            ok=1
+        fi
+    done
+    if [ "$(psql "$url" -Atqc "SELECT count(*) FROM ledger.events")" != "$before" ] ||
+        [ "$(psql "$url" -Atqc "SELECT consumed_at IS NULL FROM ledger.payments WHERE payment_seq = '2026999000001'")" != t ]; then
+        echo "Citus: a consume refused on a worker wrote something" >&2
+        ok=1
+    fi
+    "$CITUS_LEDGER" ingest "$CITUS_HOME/worker-consume.ndjson" --database-url "$url" | grep -q '"status":"consumed"' || {
+        echo "Citus: the consume did not go through the coordinator" >&2; ok=1; }
+    # A ledger from before the refusal, with an event appended on a worker.
+    psql "$url" -qc "CREATE OR REPLACE FUNCTION ledger.appended_through_the_coordinator(p_position bigint) RETURNS boolean
+                         LANGUAGE sql IMMUTABLE AS 'SELECT true'" \
+        -c "DELETE FROM ledger.schema_migrations WHERE name = '0016_events_on_the_coordinator.sql'" || ok=1
+    printf '%s\n' '{"type":"purchase","userId":"u-worker","storeCode":"AS","paymentSeq":"2026999000002","productId":"gems","productType":"CONSUMABLE","price":"0.99","currency":"USD","purchaseToken":"tok-worker-2","transactionId":"t-worker-2","purchaseTime":"2026-12-01T00:00:00Z"}' \
+        >"$CITUS_HOME/worker-purchase.ndjson"
+    printf '%s\n' '{"type":"consume","userId":"u-worker","paymentSeq":"2026999000002","purchaseToken":"tok-worker-2"}' \
+        >"$CITUS_HOME/worker-consume.ndjson"
+    "$CITUS_LEDGER" ingest "$CITUS_HOME/worker-purchase.ndjson" --database-url "$url" >/dev/null &&
+        "$CITUS_LEDGER" ingest "$CITUS_HOME/worker-consume.ndjson" --database-url "$(citus_conninfo 1 "$name")" >/dev/null || {
+        echo "Citus: without the refusal, the consume on a worker failed" >&2; ok=1; }
+    out=$("$CITUS_LEDGER" migrate --database-url "$url" 2>&1)
+    status=$?
+    if [ $status -eq 0 ] || ! echo "$out" | grep -q "ledger.events holds 1 event(s) appended on a Citus worker (positions from 2^48, the first 28147497671065[0-9]"; then
+        echo "Citus: ledger migrate did not refuse the event appended on a worker (exit $status): $out" >&2
+        ok=1
+    fi
+    if psql "$url" -Atqc "SELECT count(*) FROM ledger.schema_migrations WHERE name = '0016_events_on_the_coordinator.sql'" | grep -qv '^0$'; then
+        echo "Citus: the refused migration was recorded" >&2
+        ok=1
+    fi
+    [ $ok -eq 0 ] && echo "  a consume sent to a worker is refused and writes nothing; a ledger with an event appended on a worker does not migrate"
     return $ok
 }
 

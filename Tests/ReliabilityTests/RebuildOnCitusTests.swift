@@ -6,7 +6,7 @@ import Testing
 
 extension HeavyReliabilityTests {
     /// A rebuild on a Citus cluster keeps the coordinator's snapshot and applies what the workers'
-    /// snapshots show (ProjectionRebuilder+Cluster.swift). A transaction Citus committed on the
+    /// snapshots show (ClusterSnapshot.swift). A transaction Citus committed on the
     /// coordinator and not yet on a worker is in the one and not in the others: without the
     /// consistent start the rebuild neither replays it nor catches it up, and its event is
     /// missing from the rebuilt projections for good. The test makes that state as Citus leaves it
@@ -14,36 +14,48 @@ extension HeavyReliabilityTests {
     /// moment later, and finds the event's product in the rebuilt projections.
     @Suite("Rebuild and verify on a Citus cluster of its own")
     struct RebuildOnCitus {
-        @Test(.enabled(if: PrivateCluster.citusAsked, "a Citus state: scripts/dev test runs it with LEDGER_TEST_CITUS=1"))
-        func aRebuildWaitsForATransactionStillPreparedOnAWorkerAndProjectsItsEvent() async throws {
+        /// The product "gems" declared and committed everywhere, then the product "in-doubt"
+        /// declared in a transaction committed on the coordinator and still prepared on the worker
+        /// that holds the owner '' (a product has no user), its event alone, without its projection.
+        static func declareAProductInDoubt(_ cluster: PrivateCluster, _ coordinator: Connection) throws {
+            try #require(try coordinator.ingest([
+                #"{"type":"product","storeCode":"GG","productId":"gems","productType":"CONSUMABLE"}"#,
+            ]).count == 1)
+            _ = try coordinator.query("SELECT recover_prepared_transactions()")
+            try #require(try coordinator.count("SELECT count(*) FROM pg_dist_transaction") == 0)
+            let (position, _) = try cluster.commitOnTheCoordinatorOnly(
+                owner: "", stream: "product:GG:in-doubt", type: "ProductDeclared",
+                data: #"{"storeCode": "GG", "productId": "in-doubt", "productType": "CONSUMABLE"}"#)
+            #expect(try coordinator.count("SELECT count(*) FROM ledger.events WHERE position = \(position)") == 0)
+            #expect(try coordinator.query("SELECT ledger.prepared_in_doubt() AS n")[0].decode("n", as: Int.self) == 1)
+        }
+
+        /// On a cluster of its own with Citus's recovery off and a product declared in doubt
+        /// (`declareAProductInDoubt`): runs `work` (`what`: a rebuild, a verify) on a connection
+        /// of its own, checks that it is still waiting 3 s later, lets Citus's recovery commit the
+        /// transaction, and hands what `work` returned to `check` with a connection to the
+        /// coordinator.
+        static func withAProductInDoubt<T: Sendable>(_ what: String, _ work: @escaping @Sendable (Connection) throws -> T,
+                                                     check: (T, Connection) throws -> Void) async throws {
             try await PrivateCluster.with(settings: ["citus.recover_2pc_interval = -1"], citus: true) { cluster in
                 let coordinator = try cluster.connect()
                 defer { coordinator.close() }
-                let outcomes = try coordinator.ingest([
-                    #"{"type":"product","storeCode":"GG","productId":"gems","productType":"CONSUMABLE"}"#,
-                ])
-                try #require(outcomes.count == 1)
-                _ = try coordinator.query("SELECT recover_prepared_transactions()")
-                try #require(try coordinator.count("SELECT count(*) FROM pg_dist_transaction") == 0)
-
-                // A product declared in a transaction committed on the coordinator, still prepared on
-                // the worker that holds the owner '' (a product has no user).
-                let (position, _) = try cluster.commitOnTheCoordinatorOnly(
-                    owner: "", stream: "product:GG:in-doubt", type: "ProductDeclared",
-                    data: #"{"storeCode": "GG", "productId": "in-doubt", "productType": "CONSUMABLE"}"#)
-                #expect(try coordinator.count("SELECT count(*) FROM ledger.events WHERE position = \(position)") == 0)
-                #expect(try coordinator.query("SELECT ledger.prepared_in_doubt() AS n")[0].decode("n", as: Int.self) == 1)
-
-                let rebuilding = Background { () throws -> RebuildSummary in
+                try declareAProductInDoubt(cluster, coordinator)
+                let working = Background { () throws -> T in
                     let c = try cluster.connect()
                     defer { c.close() }
-                    return try ProjectionRebuilder(connection: c).rebuild()
+                    return try work(c)
                 }
-                // The rebuild waits at its start; Citus's recovery then commits the transaction.
                 try await Task.sleep(for: .seconds(3))
-                #expect(!rebuilding.isFinished, "the rebuild did not wait for the transaction prepared on a worker")
+                #expect(!working.isFinished, "the \(what) did not wait for the transaction prepared on a worker")
                 #expect(try coordinator.query("SELECT recover_prepared_transactions() AS n")[0].decode("n", as: Int.self) == 1)
-                let summary = try #require(try await rebuilding.value())
+                try check(try #require(try await working.value()), coordinator)
+            }
+        }
+
+        @Test(.enabled(if: PrivateCluster.citusAsked, "a Citus state: scripts/dev test runs it with LEDGER_TEST_CITUS=1"))
+        func aRebuildWaitsForATransactionStillPreparedOnAWorkerAndProjectsItsEvent() async throws {
+            try await Self.withAProductInDoubt("rebuild", { try ProjectionRebuilder(connection: $0).rebuild() }) { (summary: RebuildSummary, coordinator: Connection) throws in
                 #expect(summary.replayed == 2, "replayed \(summary.replayed) events")
                 #expect(try coordinator.query("SELECT string_agg(product_id, ' ' ORDER BY product_id) AS p FROM ledger.products")[0]
                     .decode("p", as: String.self) == "gems in-doubt")
@@ -58,27 +70,7 @@ extension HeavyReliabilityTests {
         /// two and finds the projections equal: it has compared a state that no commit left.
         @Test(.enabled(if: PrivateCluster.citusAsked, "a Citus state: scripts/dev test runs it with LEDGER_TEST_CITUS=1"))
         func aVerifyWaitsForATransactionStillPreparedOnAWorkerAndReplaysItsEvent() async throws {
-            try await PrivateCluster.with(settings: ["citus.recover_2pc_interval = -1"], citus: true) { cluster in
-                let coordinator = try cluster.connect()
-                defer { coordinator.close() }
-                try #require(try coordinator.ingest([
-                    #"{"type":"product","storeCode":"GG","productId":"gems","productType":"CONSUMABLE"}"#,
-                ]).count == 1)
-                _ = try coordinator.query("SELECT recover_prepared_transactions()")
-                _ = try cluster.commitOnTheCoordinatorOnly(
-                    owner: "", stream: "product:GG:in-doubt", type: "ProductDeclared",
-                    data: #"{"storeCode": "GG", "productId": "in-doubt", "productType": "CONSUMABLE"}"#)
-                #expect(try coordinator.query("SELECT ledger.prepared_in_doubt() AS n")[0].decode("n", as: Int.self) == 1)
-
-                let verifying = Background { () throws -> VerifyReport in
-                    let c = try cluster.connect()
-                    defer { c.close() }
-                    return try ProjectionVerifier(connection: c).verify()
-                }
-                try await Task.sleep(for: .seconds(3))
-                #expect(!verifying.isFinished, "the verify did not wait for the transaction prepared on a worker")
-                #expect(try coordinator.query("SELECT recover_prepared_transactions() AS n")[0].decode("n", as: Int.self) == 1)
-                let report = try #require(try await verifying.value())
+            try await Self.withAProductInDoubt("verify", { try ProjectionVerifier(connection: $0).verify() }) { (report: VerifyReport, _: Connection) throws in
                 #expect(report.events == 2, "replayed \(report.events) events")
                 let differences = report.differences.map { "\($0.table) \($0.kind) \($0.key.map(\.value).joined(separator: " "))" }
                 #expect(differences == ["products missing GG in-doubt"], "\(differences)")
