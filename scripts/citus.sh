@@ -241,7 +241,7 @@ citus_smoke() {
     citus_start >/dev/null || return 1
     local ok=0
     citus_probe_copy_2pc
-    citus_check_new_database && citus_check_moved_ledger && citus_check_distribution_plan &&
+    citus_check_new_database && citus_check_worker_appends && citus_check_moved_ledger && citus_check_distribution_plan &&
         citus_check_distributed_projection && citus_check_distributed_commands && citus_check_races && citus_check_private_clusters && citus_check_worker_killed &&
         citus_check_scenarios && citus_check_model || ok=1
     citus_stop
@@ -275,9 +275,8 @@ CITUS_LEDGER="$ROOT/.build/release/ledger"
 # tables and distributing every other table of the plan, `demo`, `verify` and a key (a write to a
 # reference table, read on a worker); products
 # declared, then `ledger rebuild`, which swaps in a new products table and places it again (its
-# rows read on a worker); the log refusing a command sent to a worker; then what the next
-# release's `ledger migrate` does there (every definition again, the field rules rewritten in
-# their reference table) and more commands.
+# rows read on a worker); then what the next release's `ledger migrate` does there (every
+# definition again, the field rules rewritten in their reference table) and more commands.
 citus_check_new_database() {
     local name="ledger_citus_smoke_$$" url nodes placed ok=0
     citus_create_database "$name"
@@ -296,7 +295,6 @@ citus_check_new_database() {
             [ "$(psql "$(citus_conninfo 1 "$name")" -Atqc "SELECT count(*) FROM ledger.api_keys")" = 1 ] || ok=1
         citus_check_products "$name" || ok=1
         citus_check_advice "$url" || ok=1
-        citus_check_worker_appends "$name" || ok=1
         if psql "$url" -qc "DELETE FROM ledger.schema_definitions" &&
             "$CITUS_LEDGER" migrate --database-url "$url" | sed 's/^/  /' &&
             "$CITUS_LEDGER" demo --write "$CITUS_HOME/more.ndjson" --events 300 --seed 7 >/dev/null; then
@@ -338,14 +336,16 @@ citus_check_advice() {
 
 # Commands run through the coordinator: the readers order the log by the coordinator's
 # transaction ids, and a command run by a client of a worker would append in the worker's ids and
-# from its range of positions (ledger.appended_through_the_coordinator). In database $1: a
+# from its range of positions (ledger.appended_through_the_coordinator). In a new database: a
 # consume sent to either worker is refused (exit 2, naming the rule), writes nothing, and goes
 # through the coordinator afterwards. Then, with the appends' refusal taken out, as in a ledger
 # from before it, a consume on a worker appends at 2^48 + 1 or above, and `ledger migrate`
 # (its check in 0016_events_on_the_coordinator.sql, run again) refuses the ledger, naming the
-# event, and records nothing.
+# event, and records nothing. The database is dropped after: its log keeps that event.
 citus_check_worker_appends() {
-    local name=$1 url ok=0 i out status before
+    local name="ledger_citus_worker_appends_$$" url ok=0 i out status before
+    citus_create_database "$name"
+    "$CITUS_LEDGER" migrate --database-url "$(citus_conninfo 0 "$name")" >/dev/null || ok=1
     url=$(citus_conninfo 0 "$name")
     printf '%s\n' '{"type":"purchase","userId":"u-worker","storeCode":"AS","paymentSeq":"2026999000001","productId":"gems","productType":"CONSUMABLE","price":"0.99","currency":"USD","purchaseToken":"tok-worker","transactionId":"t-worker-1","purchaseTime":"2026-12-01T00:00:00Z"}' \
         >"$CITUS_HOME/worker-purchase.ndjson"
@@ -366,8 +366,8 @@ citus_check_worker_appends() {
         echo "Citus: a consume refused on a worker wrote something" >&2
         ok=1
     fi
-    "$CITUS_LEDGER" ingest "$CITUS_HOME/worker-consume.ndjson" --database-url "$url" | grep -q '"status":"consumed"' || {
-        echo "Citus: the consume did not go through the coordinator" >&2; ok=1; }
+    out=$("$CITUS_LEDGER" ingest "$CITUS_HOME/worker-consume.ndjson" --database-url "$url")
+    echo "$out" | grep -q '"status":"consumed"' || { echo "Citus: the consume did not go through the coordinator: $out" >&2; ok=1; }
     # A ledger from before the refusal, with an event appended on a worker.
     psql "$url" -qc "CREATE OR REPLACE FUNCTION ledger.appended_through_the_coordinator(p_position bigint) RETURNS boolean
                          LANGUAGE sql IMMUTABLE AS 'SELECT true'" \
@@ -389,6 +389,7 @@ citus_check_worker_appends() {
         echo "Citus: the refused migration was recorded" >&2
         ok=1
     fi
+    citus_drop_database "$name"
     [ $ok -eq 0 ] && echo "  a consume sent to a worker is refused and writes nothing; a ledger with an event appended on a worker does not migrate"
     return $ok
 }
