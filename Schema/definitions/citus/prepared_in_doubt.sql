@@ -5,10 +5,10 @@
 -- deletes the records it has seen committed. A worker that does not answer counts each of its
 -- records. 0 on one server, and without asking the workers when there is no record.
 --
--- A rebuild or a catch-up pass on a cluster compares the coordinator's snapshot with what the
--- workers' snapshots show, so it starts only when this is 0, with the writers' gate held
--- (ProjectionRebuilder+Cluster.swift): a transaction in between is visible to the one and not
--- to the others.
+-- A rebuild's replay and catch-up passes, and a verify, on a cluster compare the coordinator's
+-- snapshot with what the workers' snapshots show, so each starts only when this is 0, with the
+-- writers' gate held (ClusterSnapshot.swift): a transaction in between is visible to the one and
+-- not to the others.
 CREATE OR REPLACE FUNCTION ledger.prepared_in_doubt() RETURNS bigint
 LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
