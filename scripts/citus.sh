@@ -1018,16 +1018,17 @@ citus_check_scenarios() {
 # the webhooks' reader), whose horizon is the whole node's, so that no other test may write
 # there: the two that run on one server too (a reader waits for an older open transaction; eight
 # writers, here in 2PC transactions across the workers), the power of ten of transaction ids, and
-# a transaction committed on the coordinator and still prepared on a worker. And the rebuild's
-# and the verify's with such a transaction, which need Citus's recovery off. All six must run:
-# none may be skipped.
+# a transaction committed on the coordinator and still prepared on a worker, and writers on every
+# node, each in its own ids and range of positions (a checkpoint per node group). And the
+# rebuild's and the verify's with such a transaction, which need Citus's recovery off. All seven
+# must run: none may be skipped.
 citus_check_private_clusters() {
     local log="$CITUS_HOME/private-clusters.log"
     echo "  the catch-up reader's, the rebuild's and the verify's tests on Citus clusters of their own:"
     (cd "$ROOT" && LEDGER_TEST_CITUS=1 swift test -c release --disable-testable-imports --skip-build \
         --filter 'CatchUpReaderHorizon|CatchUpReaderAcrossXidDigits|RebuildOnCitus') >"$log" 2>&1
     local status=$?
-    if [ $status -eq 0 ] && grep -q "Test run with 6 tests in 4 suites passed" "$log" && ! grep -q "skipped" "$log"; then
+    if [ $status -eq 0 ] && grep -q "Test run with 7 tests in 4 suites passed" "$log" && ! grep -q "skipped" "$log"; then
         grep -E "Test run with" "$log" | sed 's/^/  /'
     else
         grep -E "✘|skipped|error|Test run with" "$log" | head -40 | sed 's/^/  /'

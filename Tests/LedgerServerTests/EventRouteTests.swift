@@ -36,6 +36,8 @@ extension LedgerServerTests {
                     types += events.compactMap { $0["type"] as? String }
                     let next = try #require((page.json["next"] as? NSNumber)?.int64Value)
                     #expect(next == positions.last ?? 0)
+                    // One server, one node group: the cursor is that position.
+                    #expect(page.json["cursor"] as? String == String(next))
                     after = next
                     if events.isEmpty { try await Task.sleep(for: .milliseconds(50)) }
                 }
@@ -124,6 +126,7 @@ extension LedgerServerTests {
 
         @Test(arguments: [
             ("after=-1", "after"), ("after=first", "after"), ("after=999999999", "after"),
+            ("after=1,2", "after"), ("after=1,", "after"), ("after=%2B1", "after"), ("after=1,281474976710657", "after"),
             ("limit=0", "limit"), ("limit=1001", "limit"), ("wait=61", "wait"), ("wait=1.5", "wait"),
         ])
         func aBadParameterIs400NamingIt(query: String, parameter: String) async throws {

@@ -31,6 +31,35 @@ struct EventFeedTests {
         }
     }
 
+    /// A cursor's text: positions joined by commas, one per node group (`position >> 48`), `0` the
+    /// start; anything else is refused naming the field, before the database is asked.
+    @Test func aCursorIsOnePositionPerNodeGroup() throws {
+        #expect(try EventCursor(parsing: "0") == .start && EventCursor.start.description == "0")
+        #expect(try EventCursor(parsing: "17").positions == [17])
+        let mixed = try EventCursor(parsing: "562949953421313,17,281474976710660")
+        #expect(mixed.positions == [17, 281474976710660, 562949953421313])
+        #expect(mixed.description == "17,281474976710660,562949953421313")
+        #expect(try EventCursor(parsing: mixed.description) == mixed)
+        #expect(try EventCursor(parsing: "0,17") == EventCursor(position: 17))
+        for bad in ["", "a", "1,", ",1", "+1", "-1", " 1", "1,2", "281474976710657,281474976710999", "99999999999999999999",
+                    String(repeating: "1,", count: 2000) + "1"] {
+            #expect(throws: LedgerError.self, "accepted \"\(bad.prefix(40))\"") { _ = try EventCursor(parsing: bad, field: "cursor") }
+            do { _ = try EventCursor(parsing: bad, field: "cursor") } catch {
+                #expect(error.code == .invalidInput && error.message.hasPrefix("cursor:"), "\(error.message)")
+            }
+        }
+        // Moving past events keeps one position per group, in group order.
+        var cursor = EventCursor(position: 5)
+        func event(_ position: Int64) -> CatchUpReader.Event {
+            CatchUpReader.Event(position: position, transaction: 1, stream: "s", version: 1, type: "T", data: "{}",
+                                occurredAt: Date(), recordedAt: Date())
+        }
+        cursor.advance(past: event(562949953421400))
+        cursor.advance(past: event(3))
+        #expect(cursor.positions == [3, 562949953421400])
+        #expect(cursor.advanced(past: [event(281474976710700), event(9)]).description == "9,281474976710700,562949953421400")
+    }
+
     @Test func aFeedYieldsWhatIsAppendedAndEndsWhenItsTaskIsCancelled() async throws {
         try await TestDatabase.with { db in
             let ledger = Ledger(databaseURL: db.conninfo, poolSize: 2)

@@ -40,7 +40,7 @@ extension HeavyReliabilityTests {
                 #expect(events.map(\.position) == [first, second])
                 #expect(events.map(\.stream) == ["test:a", "test:b"] && events[0].type == "TestEvent")
                 #expect(try follower.next(on: reader).isEmpty)
-                #expect(follower.checkpoint == events[1].checkpoint)
+                #expect(follower.checkpoint(group: 0) == events[1].checkpoint)
                 // Resuming from a stored checkpoint continues after it.
                 var resumed = CatchUpReader(after: events[0].checkpoint)
                 #expect(try resumed.next(on: reader).map(\.position) == [second])
@@ -94,7 +94,7 @@ extension HeavyReliabilityTests {
                     if batch.isEmpty { try await Task.sleep(for: .milliseconds(5)) }
                 }
                 // Never a skip: what was read is exactly every event up to the checkpoint.
-                let checkpoint = follower.checkpoint
+                let checkpoint = follower.checkpoint(group: 0)
                 let upToCheckpoint = try reader.query("""
                     SELECT position FROM ledger.events
                      WHERE (tx, position) <= (\(String(checkpoint.transaction))::xid8, \(checkpoint.position)::bigint)
@@ -155,6 +155,123 @@ extension HeavyReliabilityTests {
                 #expect(try coordinator.count("SELECT count(*) FROM pg_dist_transaction") == 0)
                 #expect(try follower.next(on: reader).map(\.position) == [position, after])
                 #expect(try await ledger.events(after: before, limit: 10).events.map(\.position) == [position, after])
+                await ledger.close()
+            }
+        }
+
+        /// Writers on every node of the cluster: the coordinator and both workers append, each in
+        /// its own transaction ids and its own range of positions (node group g from g × 2^48 + 1),
+        /// as a command pushed down to a worker would. The reader keeps a checkpoint per node group,
+        /// each below its node's horizon (`ledger.read_horizons()`); it, the feed and the webhooks'
+        /// dispatcher, reading while they write, return every event once, in (tx, position) order
+        /// within each group.
+        ///
+        /// The ledger's own commands still refuse to run on a worker (their keys' locks, the
+        /// writers' gate and the jobs are the coordinator's: `ledger.appended_through_the_coordinator`);
+        /// this test takes that refusal out, on every node, since it appends test events alone.
+        @Test(.enabled(if: PrivateCluster.citusAsked, "a Citus cluster: scripts/dev test runs it with LEDGER_TEST_CITUS=1"))
+        func aReaderFollowingWritersOnEveryNodeSeesEachNodesEventsExactlyOnce() async throws {
+            try await PrivateCluster.with(citus: true) { cluster in
+                let reader = try cluster.connect()
+                defer { reader.close() }
+                try reader.executeScript(unsafeSQL: """
+                    CREATE OR REPLACE FUNCTION ledger.appended_through_the_coordinator(p_position bigint) RETURNS boolean
+                    LANGUAGE sql IMMUTABLE PARALLEL SAFE AS 'SELECT true'
+                    """)
+                let ledger = Ledger(databaseURL: cluster.conninfo, poolSize: 2)
+                let (endpoint, _) = try await ledger.addWebhook(url: "http://127.0.0.1:9/unreachable")
+                let nodes = [cluster] + cluster.workers
+                try #require(nodes.count == 3)
+                // Three writers a node, 20 transactions each of one to three events, some holding
+                // their transaction open a moment, so that commits overtake positions on each node.
+                let writers = nodes.enumerated().flatMap { n, node in
+                    (0..<3).map { writer in
+                        Background {
+                            let c = try node.connect()
+                            defer { c.close() }
+                            for t in 0..<20 {
+                                try c.transaction { tx in
+                                    for e in 0..<(1 + (writer + t) % 3) { _ = try append(tx, "n\(n)-w\(writer)-\(t)-\(e)") }
+                                    if (writer * 7 + t) % 4 == 0 { try tx.execute("SELECT pg_sleep(0.002 * \(writer + 1))") }
+                                }
+                            }
+                        }
+                    }
+                }
+                let expected = 3 * (0..<3).reduce(0) { sum, w in sum + (0..<20).reduce(0) { $0 + 1 + (w + $1) % 3 } }
+                let fed = Task {
+                    var events: [CatchUpReader.Event] = []
+                    for try await event in ledger.eventFeed(batchSize: 10, pollInterval: .milliseconds(2)) {
+                        events.append(event)
+                        if events.count == expected { break }
+                    }
+                    return events
+                }
+                let dispatcher = WebhookDispatcher(ledger: ledger)
+                var follower = CatchUpReader(batchSize: 25)
+                var seen: [CatchUpReader.Event] = []
+                let deadline = Date().addingTimeInterval(180)
+                while Date() < deadline, !writers.allSatisfy(\.isFinished) {
+                    let batch = try follower.next(on: reader)
+                    seen += batch
+                    try await dispatcher.dispatchAll()
+                    if batch.isEmpty { try await Task.sleep(for: .milliseconds(1)) }
+                }
+                for writer in writers { _ = try await writer.value() }
+                let all = try reader.query("SELECT position FROM ledger.events ORDER BY position").map { try $0.decode(0, as: Int64.self) }
+                #expect(all.count == expected)
+                while seen.count < all.count, Date() < deadline {
+                    let batch = try follower.next(on: reader)
+                    seen += batch
+                    if batch.isEmpty { try await Task.sleep(for: .milliseconds(5)) }
+                }
+                try await dispatcher.dispatchAll()
+
+                // Each node appended in its own group.
+                let groups = Dictionary(grouping: all) { $0 >> CatchUpReader.groupShift }
+                #expect(groups.keys.sorted() == [0, 1, 2] && groups.values.allSatisfy { $0.count == expected / 3 },
+                        "events per node group: \(groups.mapValues(\.count))")
+                // The reader: every event once, in (tx, position) order within each group.
+                let positions = seen.map(\.position)
+                #expect(Set(positions).count == positions.count, "an event was read twice")
+                #expect(positions.sorted() == all, "read \(positions.count) of \(all.count)")
+                for (group, events) in Dictionary(grouping: seen, by: { $0.position >> CatchUpReader.groupShift }) {
+                    #expect(events.map(\.checkpoint) == events.map(\.checkpoint).sorted(), "group \(group) out of (tx, position) order")
+                    #expect(follower.checkpoint(group: Int(group)) == events.last?.checkpoint)
+                }
+                #expect(follower.checkpoints.count == 3)
+                // Nothing is left after it; the end of the log is where it stands.
+                #expect(try follower.next(on: reader).isEmpty)
+                #expect(try CatchUpReader.end(on: reader) == follower.checkpoints)
+
+                // The feed: the same events once each; its cursor, one position per group, resumes
+                // with nothing left, and a cursor of group 0 alone reads the workers' groups again.
+                let watchdog = Task { try await Task.sleep(for: .seconds(120)); fed.cancel() }
+                let feedEvents = try await fed.value
+                watchdog.cancel()
+                #expect(feedEvents.map(\.position).sorted() == all, "the feed yielded \(feedEvents.count) of \(all.count)")
+                let cursor = EventCursor.start.advanced(past: feedEvents)
+                #expect(cursor == follower.cursor && cursor.positions.count == 3, "\(cursor)")
+                #expect(try await ledger.events(after: cursor, limit: 10).events.isEmpty)
+                let again = try await ledger.events(after: EventCursor(position: cursor.positions[0]), limit: 1000)
+                #expect(again.events.map(\.position).sorted() == groups[1]! + groups[2]!)
+                #expect(again.cursor == cursor)
+
+                // The webhooks: one delivery per event, none twice, and the endpoint's checkpoints
+                // stored per group.
+                let delivered = try reader.query("""
+                    SELECT args->>'eventId' AS id FROM ledger.jobs
+                     WHERE kind = 'webhook.delivery' AND args->>'endpoint' = \(String(endpoint.id))
+                    """).map { try $0.decode("id", as: String.self) }
+                #expect(delivered.count == all.count && Set(delivered) == Set(all.map { "event:\($0)" }),
+                        "\(delivered.count) deliveries for \(all.count) events")
+                let stored = try reader.query("""
+                    SELECT checkpoint_position, worker_checkpoints::text AS w FROM ledger.webhook_endpoints WHERE id = \(endpoint.id)
+                    """)[0]
+                #expect(try stored.decode("checkpoint_position", as: Int64.self) == follower.checkpoint(group: 0).position)
+                let workers = try stored.decode("w", as: String.self)
+                #expect(workers.contains("\(follower.checkpoint(group: 1).position)") && workers.contains("\(follower.checkpoint(group: 2).position)"),
+                        "worker_checkpoints: \(workers)")
                 await ledger.close()
             }
         }

@@ -62,7 +62,7 @@ extension HeavyReliabilityTests {
                 #expect(missing.isEmpty, "never read: \(missing.map(describe))")
                 #expect(doubled.isEmpty, "read twice: \(doubled.map(describe))")
                 #expect(read == all, "read in this order: \(read.map(describe))")
-                #expect(follower.checkpoint == all.last)
+                #expect(follower.checkpoint(group: 0) == all.last)
                 // The holder's two events come together, in position order, before every writer's.
                 #expect(read.prefix(2).map { String($0.transaction) } == [held, held])
 

@@ -1,12 +1,14 @@
--- Moves endpoint p_id past what a dispatcher read (its checkpoint to (p_tx, p_position), its
--- clock to p_clock) and writes the deliveries that reading made, in the caller's transaction
+-- Moves endpoint p_id past what a dispatcher read (its checkpoint of node group 0 to (p_tx,
+-- p_position), the other groups' to p_worker_checkpoints, its clock to p_clock) and writes the
+-- deliveries that reading made, in the caller's transaction
 -- (which holds the endpoint: ledger.webhook_lock). p_deliveries: [{purpose, queue,
 -- queuePosition, causedBy, args}] in the order they are to be delivered; each joins its queue
 -- waiting, and each queue's first job becomes pending when nothing of the queue is
 -- (ledger.promote_queue, queues taken in one order). A delivery whose purpose exists (a replay
 -- read the event again) is not written twice. p_entitlements: [{storeCode, lineageId,
 -- entitled}], what the endpoint is now told of each lineage. Returns the deliveries written.
-CREATE OR REPLACE FUNCTION ledger.webhook_advance(p_id bigint, p_tx xid8, p_position bigint, p_clock timestamptz,
+CREATE OR REPLACE FUNCTION ledger.webhook_advance(p_id bigint, p_tx xid8, p_position bigint,
+                                                  p_worker_checkpoints jsonb, p_clock timestamptz,
                                                   p_deliveries jsonb, p_entitlements jsonb)
 RETURNS integer
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
@@ -31,10 +33,11 @@ BEGIN
       FROM jsonb_array_elements(p_entitlements) x
     ON CONFLICT (endpoint_id, store_code, lineage_id) DO UPDATE SET entitled = excluded.entitled;
     UPDATE ledger.webhook_endpoints
-       SET checkpoint_tx = p_tx, checkpoint_position = p_position, clock_until = greatest(clock_until, p_clock)
+       SET checkpoint_tx = p_tx, checkpoint_position = p_position, worker_checkpoints = p_worker_checkpoints,
+           clock_until = greatest(clock_until, p_clock)
      WHERE id = p_id;
     RETURN v_written;
 END
 $$;
-REVOKE ALL ON FUNCTION ledger.webhook_advance(bigint, xid8, bigint, timestamptz, jsonb, jsonb) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION ledger.webhook_advance(bigint, xid8, bigint, timestamptz, jsonb, jsonb) TO ledger_store;
+REVOKE ALL ON FUNCTION ledger.webhook_advance(bigint, xid8, bigint, jsonb, timestamptz, jsonb, jsonb) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION ledger.webhook_advance(bigint, xid8, bigint, jsonb, timestamptz, jsonb, jsonb) TO ledger_store;

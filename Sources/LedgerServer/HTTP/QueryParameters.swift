@@ -60,4 +60,14 @@ struct QueryParameters {
         }
         return value
     }
+
+    /// The event feed's cursor (``EventCursor``): positions joined by commas; the start when absent.
+    func cursor(_ name: String) throws -> EventCursor {
+        guard let text = parameters.get(name) else { return .start }
+        do {
+            return try EventCursor(parsing: text, field: name)
+        } catch {
+            throw APIError(error)
+        }
+    }
 }

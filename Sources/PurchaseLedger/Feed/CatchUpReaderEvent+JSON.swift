@@ -28,13 +28,15 @@ extension CatchUpReader.Event {
 }
 
 extension EventPage {
-    /// Writes a page as `GET /v1/events` answers it: `{"events": [...], "next": position}`.
+    /// Writes a page as `GET /v1/events` answers it: `{"events": [...], "cursor": "positions",
+    /// "next": position}`.
     public func write(into w: inout JSONWriter) {
         w.beginObject()
         w.key("events")
         w.beginArray()
         for event in events { event.write(into: &w) }
         w.endArray()
+        w.field("cursor", cursor.description)
         w.key("next")
         w.rawNumber(String(next))
         w.endObject()

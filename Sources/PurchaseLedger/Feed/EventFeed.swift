@@ -1,11 +1,11 @@
 /// The log as an `AsyncSequence` (``Ledger/eventFeed(after:batchSize:pollInterval:)``): every
-/// event after a position, in the catch-up reader's gap-free order, as each becomes final. It never
+/// event after a cursor, in the catch-up reader's gap-free order, as each becomes final. It never
 /// ends by itself; cancelling its task ends it (`next()` returns nil).
 public struct EventFeed: AsyncSequence, Sendable {
     public typealias Element = CatchUpReader.Event
 
     let ledger: Ledger
-    let after: Int64
+    let after: EventCursor
     let batchSize: Int
     let pollInterval: Duration
 
@@ -24,7 +24,7 @@ public struct EventFeed: AsyncSequence, Sendable {
         }
 
         /// The next event; waits for one when none is final yet. Throws ``LedgerError``
-        /// `INVALID_INPUT` naming `after` when no event has the starting position.
+        /// `INVALID_INPUT` naming `after` when no event has one of the starting cursor's positions.
         public mutating func next() async throws -> CatchUpReader.Event? {
             while index == buffered.count {
                 if Task.isCancelled { return nil }

@@ -16,13 +16,21 @@ import Postgres
 /// transaction that was running when it was appended has ended, in any database of the server.
 ///
 /// On a Citus coordinator the horizon also stays below every transaction that Citus has
-/// committed there but may not have committed on a worker yet (its 2PC records): `tx` is the
-/// coordinator's transaction id, and a statement on the distributed log would evaluate
-/// `pg_current_snapshot()` on each worker, in that worker's ids. So a read is two statements: the
-/// horizon, on the node the reader is connected to, then the events below it
-/// (docs/scale-out.md, "Readers on a cluster").
+/// committed there but may not have committed on a worker yet (its 2PC records): `tx` is the id
+/// of the appending transaction on the node that ran it, and a statement on the distributed log
+/// would evaluate `pg_current_snapshot()` on each worker, in that worker's ids. So a read is two
+/// kinds of statement: the horizons, computed on each node (`ledger.read_horizons()`), then the
+/// events below them.
+///
+/// Two nodes' transaction ids are unrelated, so the order is one per *node group*: the group
+/// whose transaction appended the event, `position >> 48` (Citus gives group g the log's
+/// positions from g × 2^48 + 1; the coordinator and one server are group 0). The reader keeps a
+/// checkpoint per group and reads each group below that group's horizon; a read takes the groups
+/// in turn, so that a busy one does not starve the others. Within a group the order above
+/// holds; across groups there is none (docs/scale-out.md, "Readers on a cluster").
 public struct CatchUpReader: Sendable {
-    /// A place in the order: the last event read. `.start` is before every event.
+    /// A place in one node group's order: the last event of the group read. `.start` is before
+    /// every event of group 0 (one server's only group).
     public struct Checkpoint: Sendable, Hashable, Comparable {
         /// The appending transaction's id (`xid8`).
         public var transaction: UInt64
@@ -34,8 +42,17 @@ public struct CatchUpReader: Sendable {
             self.position = position
         }
 
-        /// Before every event.
+        /// Before every event of group 0.
         public static let start = Checkpoint(transaction: 0, position: 0)
+
+        /// Before every event of node group `group`: the first position of its range, which no
+        /// event has (the group's first is one more).
+        public static func start(group: Int) -> Checkpoint {
+            Checkpoint(transaction: 0, position: Int64(group) << CatchUpReader.groupShift)
+        }
+
+        /// The node group whose transaction appended the event (`position >> 48`).
+        public var group: Int { Int(position >> CatchUpReader.groupShift) }
 
         public static func < (a: Self, b: Self) -> Bool {
             (a.transaction, a.position) < (b.transaction, b.position)
@@ -59,6 +76,19 @@ public struct CatchUpReader: Sendable {
         /// ignored.
         public var userId: String? = nil
 
+        public init(position: Int64, transaction: UInt64, stream: String, version: Int, type: String, data: String,
+                    occurredAt: Date, recordedAt: Date, userId: String? = nil) {
+            self.position = position
+            self.transaction = transaction
+            self.stream = stream
+            self.version = version
+            self.type = type
+            self.data = data
+            self.occurredAt = occurredAt
+            self.recordedAt = recordedAt
+            self.userId = userId
+        }
+
         /// The type, or nil for one this build does not know (written by a newer ledger).
         public var eventType: EventType? { EventType(rawValue: type) }
 
@@ -66,40 +96,92 @@ public struct CatchUpReader: Sendable {
         public var checkpoint: Checkpoint { Checkpoint(transaction: transaction, position: position) }
     }
 
-    /// The last event read; the next read continues after it. Store it to resume later.
-    public private(set) var checkpoint: Checkpoint
+    /// A position's high bits name the node group that appended it: Citus's ranges of an
+    /// identity per node are 2^48 wide.
+    public static let groupShift: Int64 = 48
+
+    /// The last event read in each node group's order, one per group, in group order; a group
+    /// with none is at its start. Store them to resume later.
+    public private(set) var checkpoints: [Checkpoint]
     /// Events per read, at most.
     public var batchSize: Int
+    /// The group the next read takes first.
+    private var turn = 0
 
-    public init(after checkpoint: Checkpoint = .start, batchSize: Int = 1000) {
-        self.checkpoint = checkpoint
+    /// A reader after `checkpoints`, at most one per node group (a later one of a group wins).
+    public init(after checkpoints: [Checkpoint] = [], batchSize: Int = 1000) {
+        var byGroup: [Int: Checkpoint] = [:]
+        for checkpoint in checkpoints where checkpoint != .start(group: checkpoint.group) { byGroup[checkpoint.group] = checkpoint }
+        self.checkpoints = byGroup.keys.sorted().map { byGroup[$0]! }
         self.batchSize = max(1, batchSize)
     }
 
-    /// The next events after the checkpoint that are final, at most `batchSize` of them, and
-    /// moves the checkpoint past them. Empty when there is nothing final to read yet. Two
-    /// statements: the horizon (`ledger.read_horizon()`), then one index range scan of
-    /// `events_tx_position_idx`.
-    public mutating func next(on connection: Connection) throws -> [Event] {
-        let horizon = try Self.horizon(on: connection)
-        let rows = try connection.query(Self.query(after: checkpoint, below: horizon, limit: batchSize))
-        let events = try rows.map { row in
-            Event(position: try row.decode("position"), transaction: try Self.transaction(row),
-                  stream: try row.decode("stream"), version: try row.decode("version"),
-                  type: try row.decode("type"), data: try row.decode("data_text"),
-                  occurredAt: try row.decode("occurred_at"), recordedAt: try row.decode("recorded_at"),
-                  userId: try row.decode("user_id"))
+    /// A reader after one checkpoint: its group's; the other groups from their start.
+    public init(after checkpoint: Checkpoint, batchSize: Int = 1000) {
+        self.init(after: [checkpoint], batchSize: batchSize)
+    }
+
+    /// The last event read in node group `group`'s order, or the group's start.
+    public func checkpoint(group: Int) -> Checkpoint {
+        checkpoints.first { $0.group == group } ?? .start(group: group)
+    }
+
+    /// Moves the reader past `event` in its group's order.
+    private mutating func move(past event: Event) {
+        let checkpoint = event.checkpoint
+        if let index = checkpoints.firstIndex(where: { $0.group == checkpoint.group }) {
+            checkpoints[index] = checkpoint
+        } else {
+            checkpoints.append(checkpoint)
+            checkpoints.sort { $0.group < $1.group }
         }
-        if let last = events.last { checkpoint = last.checkpoint }
+    }
+
+    /// The next events after the checkpoints that are final, at most `batchSize` of them, and
+    /// moves the checkpoints past them. Empty when there is nothing final to read yet. The
+    /// horizons (`ledger.read_horizons()`), then per node group with events to read one index
+    /// range scan of `events_tx_position_idx`, the groups taken in turn from one read to the next;
+    /// on one server, one group: two statements.
+    public mutating func next(on connection: Connection) throws -> [Event] {
+        let horizons = try Self.horizons(on: connection)
+        guard !horizons.isEmpty else { return [] }
+        let first = turn % horizons.count
+        turn = first + 1
+        var events: [Event] = []
+        for (group, horizon) in horizons[first...] + horizons[..<first] where events.count < batchSize {
+            let rows = try connection.query(Self.query(after: checkpoint(group: group), below: horizon,
+                                                       limit: batchSize - events.count))
+            let read = try rows.map { row in
+                Event(position: try row.decode("position"), transaction: try Self.transaction(row),
+                      stream: try row.decode("stream"), version: try row.decode("version"),
+                      type: try row.decode("type"), data: try row.decode("data_text"),
+                      occurredAt: try row.decode("occurred_at"), recordedAt: try row.decode("recorded_at"),
+                      userId: try row.decode("user_id"))
+            }
+            if let last = read.last { move(past: last) }
+            events += read
+        }
         return events
     }
 
-    /// The transaction id below which every event is final now (`ledger.read_horizon()`), asked
-    /// in a statement of its own so that a Citus coordinator computes it itself.
+    /// The transaction id below which every event of each node group is final now
+    /// (`ledger.read_horizons()`), in group order, asked in a statement of its own so that each
+    /// node computes its own. A worker that does not answer is left out.
+    package static func horizons(on connection: Connection) throws -> [(group: Int, horizon: UInt64)] {
+        try connection.query("SELECT node_group, horizon::text AS h FROM ledger.read_horizons()").map { row in
+            let text = try row.decode("h", as: String.self)
+            guard let horizon = UInt64(text) else {
+                throw PostgresError(kind: .decoding, message: "ledger.read_horizons(): \(text) is not an xid8")
+            }
+            return (group: try row.decode("node_group", as: Int.self), horizon: horizon)
+        }
+    }
+
+    /// Group 0's horizon: the only one on one server and on a cluster written through its
+    /// coordinator.
     package static func horizon(on connection: Connection) throws -> UInt64 {
-        let text = try connection.query("SELECT ledger.read_horizon()::text AS h")[0].decode("h", as: String.self)
-        guard let horizon = UInt64(text) else {
-            throw PostgresError(kind: .decoding, message: "ledger.read_horizon(): \(text) is not an xid8")
+        guard let horizon = try horizons(on: connection).first(where: { $0.group == 0 })?.horizon else {
+            throw PostgresError(kind: .decoding, message: "ledger.read_horizons(): no horizon for node group 0")
         }
         return horizon
     }
@@ -113,24 +195,38 @@ public struct CatchUpReader: Sendable {
         return transaction
     }
 
-    /// The checkpoint after the newest event that is final now (`.start` when there is none): a
-    /// reader starting there reads only what commits from now on (a new webhook endpoint's
-    /// start). One backward step of `events_tx_position_idx`, under the rule of ``query(after:below:limit:)``.
-    package static func end(on connection: Connection) throws -> Checkpoint {
-        let horizon = try horizon(on: connection)
-        let rows = try connection.query("""
-            SELECT e.tx::text AS tx_text, e.position
-              FROM ledger.events e
-             WHERE e.tx < \(String(horizon))::xid8
-             ORDER BY e.tx DESC, e.position DESC
-             LIMIT 1
-            """)
-        guard let row = rows.first else { return .start }
-        return Checkpoint(transaction: try transaction(row), position: try row.decode("position"))
+    /// The checkpoints after the newest event of each node group that is final now (none for a
+    /// group without one): a reader starting there reads only what commits from now on (a new
+    /// webhook endpoint's start). One backward step of `events_tx_position_idx` per group, under
+    /// the rule of ``query(after:below:limit:)``.
+    package static func end(on connection: Connection) throws -> [Checkpoint] {
+        try horizons(on: connection).compactMap { group, horizon in
+            let rows = try connection.query("""
+                SELECT e.tx::text AS tx_text, e.position
+                  FROM ledger.events e
+                 WHERE e.tx < \(String(horizon))::xid8
+                   AND \(positions(ofGroup: group))
+                 ORDER BY e.tx DESC, e.position DESC
+                 LIMIT 1
+                """)
+            guard let row = rows.first else { return nil }
+            return Checkpoint(transaction: try transaction(row), position: try row.decode("position"))
+        }
     }
 
-    /// The statement `next(on:)` runs: the events after `checkpoint` and below `horizon` in
-    /// `(tx, position)` order, at most `limit` of them (tests EXPLAIN it).
+    /// The condition on `e.position` that keeps node group `group`'s events. Group 0's has an
+    /// upper bound alone: on one server it holds every event, and a lower bound as well let the
+    /// planner weigh the position index and a sort against the (tx, position) scan, which it took
+    /// for small limits (the EXPLAIN test failed with both).
+    static func positions(ofGroup group: Int) -> SQL {
+        let start = Checkpoint.start(group: group).position
+        return group == 0 ? "e.position < \(Int64(1) << groupShift)::bigint"
+            : "e.position >= \(start)::bigint AND e.position < \(start + (1 << groupShift))::bigint"
+    }
+
+    /// The statement `next(on:)` runs for one node group: the group's events after `checkpoint`
+    /// and below `horizon` in `(tx, position)` order, at most `limit` of them (tests EXPLAIN it).
+    /// The group is the checkpoint's, kept by its range of positions (``positions(ofGroup:)``).
     ///
     /// It orders by the `xid8` column itself. A bare name in ORDER BY means an output column
     /// first, so with `tx::text AS tx` in the select list `ORDER BY tx` would sort by the id's
@@ -145,6 +241,7 @@ public struct CatchUpReader: Sendable {
           FROM ledger.events e
          WHERE (e.tx, e.position) > (\(String(checkpoint.transaction))::xid8, \(checkpoint.position)::bigint)
            AND e.tx < \(String(horizon))::xid8
+           AND \(positions(ofGroup: checkpoint.group))
          ORDER BY e.tx, e.position
          LIMIT \(limit)
         """

@@ -20,10 +20,12 @@ extension Ledger {
         let secret = WebhookSignature.newSecret()
         let types = eventTypes.map { PostgresArray(elements: $0.map { .text($0) }) }
         let id: Int64 = try await pool.withTransaction { tx in
-            let end = try CatchUpReader.end(on: tx)
+            let ends = try CatchUpReader.end(on: tx)
+            let end = ends.first { $0.group == 0 } ?? .start
             return try tx.query("""
-                INSERT INTO ledger.webhook_endpoints (url, event_types, secret, checkpoint_tx, checkpoint_position)
-                VALUES (\(url), \(types)::text[], \(secret), \(String(end.transaction))::xid8, \(end.position))
+                INSERT INTO ledger.webhook_endpoints (url, event_types, secret, checkpoint_tx, checkpoint_position, worker_checkpoints)
+                VALUES (\(url), \(types)::text[], \(secret), \(String(end.transaction))::xid8, \(end.position),
+                        \(JSONB(text: WebhookDispatcher.workerCheckpointsJSON(ends)))::jsonb)
                 RETURNING id
                 """)[0].decode("id")
         }

@@ -104,7 +104,8 @@ public struct WebhookDispatcher: Sendable {
 
     static func advance(endpoint: Int64, batchSize: Int, on tx: Connection) throws -> Step {
         guard let held = try tx.query("""
-            SELECT checkpoint_tx, checkpoint_position, clock_until, now, array_to_string(event_types, ' ') AS types
+            SELECT checkpoint_tx, checkpoint_position, worker_checkpoints, clock_until, now,
+                   array_to_string(event_types, ' ') AS types
               FROM ledger.webhook_lock(\(endpoint))
             """).first else { return Step(read: 0, written: 0) }
         guard let heldTx = UInt64(try held.decode("checkpoint_tx", as: String.self)) else {
@@ -115,7 +116,8 @@ public struct WebhookDispatcher: Sendable {
         let receives = try held.decode("types", as: String?.self).map { Set($0.split(separator: " ").map(String.init)) }
         func wanted(_ type: String) -> Bool { receives?.contains(type) ?? true }
 
-        var reader = CatchUpReader(after: .init(transaction: heldTx, position: try held.decode("checkpoint_position")),
+        let workerCheckpoints = try Self.workerCheckpoints(try held.decode("worker_checkpoints"), endpoint: endpoint)
+        var reader = CatchUpReader(after: [.init(transaction: heldTx, position: try held.decode("checkpoint_position"))] + workerCheckpoints,
                                    batchSize: batchSize)
         let events = try reader.next(on: tx)
         let parsed = events.map { (try? JSONParser.parse($0.data))?.objectValue ?? JSONObject() }
@@ -157,12 +159,15 @@ public struct WebhookDispatcher: Sendable {
             if let user = events[index].userId { users.insert(user) }
         }
 
-        // Entitlements that ended since the clock with no event: the instant passing.
+        // Entitlements that ended since the clock with no event: the instant passing. A span and
+        // its lineage are one owner's, and the join says so: on a Citus cluster that makes it a
+        // join of colocated shards, where the lineage's key alone needs a repartition Citus refuses.
         var ended: [(Lineage, user: String, at: Date)] = []
         for row in try tx.query("""
             SELECT s.store_code, s.lineage_id, l.user_id, max(s.ends_so_far) AS ended_at
               FROM ledger.entitled_spans s
-              JOIN ledger.lineages l ON l.store_code = s.store_code AND l.original_transaction_id = s.lineage_id
+              JOIN ledger.lineages l
+                ON l.user_id = s.user_id AND l.store_code = s.store_code AND l.original_transaction_id = s.lineage_id
              WHERE s.with_sandbox IN (false, true) AND s.ends_so_far > \(clockUntil) AND s.ends_so_far <= \(now)
              GROUP BY 1, 2, 3
              ORDER BY 4, 1, 2
@@ -256,7 +261,7 @@ public struct WebhookDispatcher: Sendable {
                        wasEntitledUnlessTold: false)
             }
         }
-        let position = events.last?.position ?? reader.checkpoint.position
+        let position = events.last?.position ?? reader.checkpoints.map(\.position).max() ?? 0
         for (lineage, user, at) in ended {
             change(lineage, user: user, position: position, occurredAt: at, cause: "time", wasEntitledUnlessTold: true)
         }
@@ -295,11 +300,43 @@ public struct WebhookDispatcher: Sendable {
             w.endObject()
         }
         w.endArray()
-        let checkpoint = reader.checkpoint
+        let entitlementsJSON = w.string
+        let checkpoint = reader.checkpoint(group: 0)
         let written: Int32 = try tx.query("""
             SELECT ledger.webhook_advance(\(endpoint), \(String(checkpoint.transaction))::xid8, \(checkpoint.position),
-                                          \(now), \(JSONB(text: deliveriesJSON))::jsonb, \(JSONB(text: w.string))::jsonb) AS n
+                                          \(JSONB(text: Self.workerCheckpointsJSON(reader.checkpoints)))::jsonb, \(now), \(JSONB(text: deliveriesJSON))::jsonb,
+                                          \(JSONB(text: entitlementsJSON))::jsonb) AS n
             """)[0].decode("n")
         return Step(read: events.count, written: Int(written))
+    }
+
+    /// `worker_checkpoints` of an endpoint at `checkpoints`: those of node groups other than 0.
+    static func workerCheckpointsJSON(_ checkpoints: [CatchUpReader.Checkpoint]) -> String {
+        var w = JSONWriter()
+        w.beginArray()
+        for checkpoint in checkpoints where checkpoint.group != 0 {
+            w.beginObject()
+            w.field("tx", String(checkpoint.transaction))
+            w.key("position")
+            w.rawNumber(String(checkpoint.position))
+            w.endObject()
+        }
+        w.endArray()
+        return w.string
+    }
+
+    /// An endpoint's checkpoints of node groups other than 0 (`worker_checkpoints`:
+    /// `[{"tx": "xid8", "position": n}]`).
+    static func workerCheckpoints(_ text: String, endpoint: Int64) throws -> [CatchUpReader.Checkpoint] {
+        guard let items = (try? JSONParser.parse(text))?.arrayValue else {
+            throw PostgresError(kind: .decoding, message: "webhook endpoint \(endpoint): worker_checkpoints is not a JSON array")
+        }
+        return try items.map { item in
+            guard let object = item.objectValue, let tx = object["tx"]?.stringValue.flatMap(UInt64.init),
+                  let position = object["position"]?.int64Value else {
+                throw PostgresError(kind: .decoding, message: "webhook endpoint \(endpoint): a worker checkpoint is not {tx, position}")
+            }
+            return CatchUpReader.Checkpoint(transaction: tx, position: position)
+        }
     }
 }

@@ -8,14 +8,15 @@ struct Events: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "The event log in the catch-up reader's gap-free order: one page, or every event as it comes with --follow.",
         discussion: """
-            Without --follow: at most --limit events after --after, then (in a table) the position \
-            to pass as --after next. With --follow: every event after --after, one line each, as each \
+            Without --follow: at most --limit events after --after, then (in a table) the cursor \
+            to pass as --after next: one position on one server, one per node group on a Citus \
+            cluster whose commands run on its workers. With --follow: every event after --after, one line each, as each \
             becomes final, until interrupted. --json prints one JSON object a line (NDJSON), as \
             GET /v1/events shows an event.
             """)
 
-    @Option(help: "The position of the last event already read (0: from the start).")
-    var after: Int64 = 0
+    @Option(help: "The cursor of the last events already read: a position, or one per node group joined by commas (0: from the start).")
+    var after = "0"
     @Option(help: "At most this many events (1 to 1000), without --follow.")
     var limit = 100
     @Flag(help: "Keep printing events as they become final, until interrupted.")
@@ -26,22 +27,23 @@ struct Events: AsyncParsableCommand {
 
     func run() async throws {
         do {
+            let cursor = try EventCursor(parsing: after)
             try await database.withLedger { ledger in
                 if follow {
-                    for try await event in ledger.eventFeed(after: after) {
+                    for try await event in ledger.eventFeed(after: cursor) {
                         // Unbuffered: a reader of a pipe sees each event as it comes.
                         FileHandle.standardOutput.write(Data((line(event) + "\n").utf8))
                     }
                     return
                 }
-                let page = try await ledger.events(after: after, limit: limit)
+                let page = try await ledger.events(after: cursor, limit: limit)
                 if json {
                     for event in page.events { print(line(event)) }
                 } else {
                     print(Table(["position", "type", "stream", "occurred (UTC)"],
                                 page.events.map { [String($0.position), $0.type, $0.stream, $0.occurredAt.ledgerText] })
-                        .render(empty: "no events after position \(after)"))
-                    print("next: --after \(page.next)")
+                        .render(empty: "no events after \(cursor)"))
+                    print("next: --after \(page.cursor)")
                 }
             }
         } catch let error as LedgerError where error.code == .invalidInput {
