@@ -1,4 +1,4 @@
-/// The log as an `AsyncSequence` (`Ledger.eventFeed(after:batchSize:pollInterval:)`): every
+/// The log as an `AsyncSequence` (``Ledger/eventFeed(after:batchSize:pollInterval:)-(EventCursor,_,_)``): every
 /// event after a cursor, in the catch-up reader's gap-free order, as each becomes final. It never
 /// ends by itself; cancelling its task ends it (`next()` returns nil).
 public struct EventFeed: AsyncSequence, Sendable {

@@ -1,4 +1,4 @@
-/// One page of the event feed (`Ledger.events(after:limit:wait:)`, `GET /v1/events`): events
+/// One page of the event feed (``Ledger/events(after:limit:wait:)-(EventCursor,_,_)``, `GET /v1/events`): events
 /// in the catch-up reader's gap-free order, and the cursor to ask after next.
 public struct EventPage: Sendable, Hashable {
     /// The events, in the reader's order (``CatchUpReader``): every event once, none skipped.

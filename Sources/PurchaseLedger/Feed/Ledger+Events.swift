@@ -33,7 +33,7 @@ extension Ledger {
         }
     }
 
-    /// One page of the log after the event at `position` (0: from the start): `events(after:limit:wait:)` (the cursor's)
+    /// One page of the log after the event at `position` (0: from the start): ``events(after:limit:wait:)-(EventCursor,_,_)``
     /// with a cursor of that one position. Throws ``LedgerError`` `INVALID_INPUT` naming `after`
     /// for a negative position too.
     public func events(after position: Int64 = 0, limit: Int = 100, wait: Duration = .zero) async throws -> EventPage {
@@ -56,7 +56,7 @@ extension Ledger {
         EventFeed(ledger: self, after: cursor, batchSize: max(1, batchSize), pollInterval: pollInterval)
     }
 
-    /// Every event after the event at `position`: `eventFeed(after:batchSize:pollInterval:)` (the cursor's) with a
+    /// Every event after the event at `position`: ``eventFeed(after:batchSize:pollInterval:)-(EventCursor,_,_)`` with a
     /// cursor of that one position (on one server, the only kind).
     public func eventFeed(after position: Int64, batchSize: Int = 1000,
                           pollInterval: Duration = Ledger.eventPollInterval) -> EventFeed {
