@@ -229,6 +229,7 @@ extension LedgerServerTests {
                     let listed = try LedgerProcess.run(["webhooks", "list", "--json", "--database-url", db.conninfo])
                     let list = try #require(try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [[String: Any]])
                     #expect(list.count == 1 && list[0]["delivered"] as? Int == 2 && list[0]["failed"] as? Int == 0)
+                    #expect(list[0]["position"] as? Int == 3 && list[0]["cursor"] as? String == "3", "\(list)")
                     #expect(!listed.stdout.contains(endpoint.secret))
                     // The secret is kept to sign, and no reader may select it.
                     #expect(throws: PostgresError.self) {
@@ -249,6 +250,10 @@ extension LedgerServerTests {
                         #expect(request.body == bodies[request.eventId], "a replay sends the same body")
                     }
                     #expect(try LedgerProcess.run(["webhooks", "replay", "99", "--from", "1", "--database-url", db.conninfo]).status == 1)
+                    for bad in ["0", "x", "1,2", "-3", ""] {
+                        let refused = try LedgerProcess.run(["webhooks", "replay", String(endpoint.id), "--from", bad, "--database-url", db.conninfo])
+                        #expect(refused.status == 2 && refused.stderr.contains("--from"), "--from \(bad): \(refused.stderr)")
+                    }
                     let delivered = try LedgerProcess.run(["webhooks", "deliveries", String(endpoint.id), "--state", "done", "--json",
                                                            "--database-url", db.conninfo])
                     let deliveries = try #require(try JSONSerialization.jsonObject(with: Data(delivered.stdout.utf8)) as? [[String: Any]])

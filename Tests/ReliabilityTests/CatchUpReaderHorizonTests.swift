@@ -244,6 +244,24 @@ extension HeavyReliabilityTests {
                 #expect(try follower.next(on: reader).isEmpty)
                 #expect(try CatchUpReader.end(on: reader) == follower.checkpoints)
 
+                // Each worker's horizon is asked of that worker by the route ledger.read_horizons
+                // names (a key whose shard of the log it holds), which Citus sends there; in a
+                // transaction block, where Citus runs the call on the coordinator, the reader asks
+                // through run_command_on_workers instead, and reads the same.
+                let routes = try reader.query("SELECT node_group, route FROM ledger.read_horizons() WHERE node_group <> 0")
+                #expect(try routes.map { try $0.decode("node_group", as: Int.self) } == [1, 2])
+                for row in routes {
+                    let route = try #require(try row.decode("route", as: String?.self))
+                    let answered = try reader.query("SELECT node_group FROM ledger.node_read_horizon(\(route))")[0]
+                    #expect(try answered.decode("node_group", as: Int.self) == row.decode("node_group", as: Int.self), "route \(route)")
+                    let inBlock = try reader.transaction { tx in
+                        try tx.query("SELECT node_group FROM ledger.node_read_horizon(\(route))")[0].decode("node_group", as: Int.self)
+                    }
+                    #expect(inBlock == 0, "in a transaction block the call runs where it is made")
+                }
+                #expect(try reader.transaction { try CatchUpReader.horizons(on: $0).map(\.group) } == [0, 1, 2])
+                #expect(try reader.transaction { try CatchUpReader.end(on: $0) } == follower.checkpoints)
+
                 // The feed: the same events once each; its cursor, one position per group, resumes
                 // with nothing left, and a cursor of group 0 alone reads the workers' groups again.
                 let watchdog = Task { try await Task.sleep(for: .seconds(120)); fed.cancel() }
@@ -272,6 +290,18 @@ extension HeavyReliabilityTests {
                 let workers = try stored.decode("w", as: String.self)
                 #expect(workers.contains("\(follower.checkpoint(group: 1).position)") && workers.contains("\(follower.checkpoint(group: 2).position)"),
                         "worker_checkpoints: \(workers)")
+                #expect(try await ledger.webhooks().map(\.cursor) == [follower.cursor])
+
+                // A replay from a position of group 1 sends group 1's deliveries from there on, and
+                // nothing of the other groups, whose positions are unrelated to it.
+                try reader.execute("UPDATE ledger.jobs SET state = 'done', finished_at = now() WHERE kind = 'webhook.delivery'")
+                let group1 = groups[1]!.sorted()
+                let from = group1[group1.count / 2]
+                #expect(try await ledger.replayWebhook(id: endpoint.id, from: EventCursor(parsing: String(from))) == group1.filter { $0 >= from }.count)
+                let requeued = try reader.query("""
+                    SELECT args->>'eventId' AS id FROM ledger.jobs WHERE kind = 'webhook.delivery' AND state <> 'done' ORDER BY 1
+                    """).map { try $0.decode("id", as: String.self) }
+                #expect(requeued == group1.filter { $0 >= from }.map { "event:\($0)" }.sorted())
                 await ledger.close()
             }
         }

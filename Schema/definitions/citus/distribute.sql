@@ -63,6 +63,17 @@ BEGIN
         PERFORM ledger.install_project_range('ledger');
         PERFORM ledger.install_distributed_queries();
     END IF;
+    -- The readers' way to a worker's horizon: routed by its argument to the worker that holds
+    -- that key's shard of the log (ledger.node_read_horizon). Once, also on a ledger distributed
+    -- before the function existed.
+    IF EXISTS (SELECT FROM pg_dist_partition WHERE logicalrelid = 'ledger.events'::regclass)
+       AND NOT EXISTS (SELECT FROM pg_dist_object
+                        WHERE classid = 'pg_catalog.pg_proc'::regclass
+                          AND objid = 'ledger.node_read_horizon(text)'::regprocedure
+                          AND distribution_argument_index IS NOT NULL) THEN
+        PERFORM create_distributed_function('ledger.node_read_horizon(text)', 'p_route',
+                                            colocate_with => 'ledger.events');
+    END IF;
     RETURN v_placed;
 END
 $$;

@@ -92,6 +92,14 @@ public final class Connection: @unchecked Sendable {
         return markedBroken || fatalNoticeReceived.pointee || PQstatus(handle) == CONNECTION_BAD
     }
 
+    /// True while a transaction block is open on the connection (`PQtransactionStatus` is not
+    /// idle): between `BEGIN` and its end, also after a failed statement. False once closed.
+    public var isInTransaction: Bool {
+        guard let handle else { return false }
+        let status = PQtransactionStatus(handle)
+        return status != PQTRANS_IDLE && status != PQTRANS_UNKNOWN
+    }
+
     /// The server process serving this connection (`PQbackendPID`); 0 once closed.
     public var serverProcessID: Int32 {
         handle.map(PQbackendPID) ?? 0

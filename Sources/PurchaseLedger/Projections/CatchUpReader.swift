@@ -143,7 +143,13 @@ public struct CatchUpReader: Sendable {
     /// range scan of `events_tx_position_idx`, the groups taken in turn from one read to the next;
     /// on one server, one group: two statements.
     public mutating func next(on connection: Connection) throws -> [Event] {
-        let horizons = try Self.horizons(on: connection)
+        try next(on: connection, below: try Self.horizons(on: connection))
+    }
+
+    /// ``next(on:)`` below horizons asked before (``horizons(on:)``), such as before the
+    /// transaction the caller reads in: a worker's horizon is asked cheaply only outside a
+    /// transaction block, and an older horizon only holds the reader back.
+    package mutating func next(on connection: Connection, below horizons: [(group: Int, horizon: UInt64)]) throws -> [Event] {
         guard !horizons.isEmpty else { return [] }
         let first = turn % horizons.count
         turn = first + 1
@@ -165,16 +171,54 @@ public struct CatchUpReader: Sendable {
     }
 
     /// The transaction id below which every event of each node group is final now
-    /// (`ledger.read_horizons()`), in group order, asked in a statement of its own so that each
-    /// node computes its own. A worker that does not answer is left out.
+    /// (`ledger.read_horizons()`), in group order, each node's computed on that node and asked in
+    /// a statement of its own. On one server, and on a cluster whose log holds no worker's event,
+    /// one statement. Otherwise each worker's next, by `ledger.node_read_horizon(route)`, which
+    /// Citus runs on the worker holding the route's shard over its cached connection when the
+    /// call is outside a transaction block; a group that call does not answer (in a transaction
+    /// block, or with no route) is asked through `ledger.worker_read_horizons`, a new connection to
+    /// each worker. A worker that does not answer is left out.
     package static func horizons(on connection: Connection) throws -> [(group: Int, horizon: UInt64)] {
-        try connection.query("SELECT node_group, horizon::text AS h FROM ledger.read_horizons()").map { row in
-            let text = try row.decode("h", as: String.self)
-            guard let horizon = UInt64(text) else {
-                throw PostgresError(kind: .decoding, message: "ledger.read_horizons(): \(text) is not an xid8")
+        var found: [(group: Int, horizon: UInt64)] = []
+        var routes: [(group: Int, route: String?)] = []
+        for row in try connection.query("SELECT node_group, horizon::text AS h, route FROM ledger.read_horizons()") {
+            let group = try row.decode("node_group", as: Int.self)
+            if let text = try row.decode("h", as: String?.self) {
+                found.append((group, try xid8(text, from: "ledger.read_horizons()")))
+            } else {
+                routes.append((group, try row.decode("route", as: String?.self)))
             }
-            return (group: try row.decode("node_group", as: Int.self), horizon: horizon)
         }
+        guard !routes.isEmpty else { return found }
+        var unanswered: [Int] = []
+        for (group, route) in routes {
+            guard let route, !connection.isInTransaction else {
+                unanswered.append(group)
+                continue
+            }
+            let row = try connection.query("SELECT node_group, horizon::text AS h FROM ledger.node_read_horizon(\(route))")[0]
+            if try row.decode("node_group", as: Int.self) == group {
+                found.append((group, try xid8(try row.decode("h"), from: "ledger.node_read_horizon(\(route))")))
+            } else {
+                unanswered.append(group)
+            }
+        }
+        if !unanswered.isEmpty {
+            let groups = PostgresArray(elements: unanswered.map { .text(String($0)) })
+            for row in try connection.query("""
+                SELECT node_group, horizon::text AS h FROM ledger.worker_read_horizons(\(groups)::integer[])
+                """) {
+                found.append((try row.decode("node_group"), try xid8(try row.decode("h"), from: "ledger.worker_read_horizons")))
+            }
+        }
+        return found.sorted { $0.group < $1.group }
+    }
+
+    private static func xid8(_ text: String, from source: String) throws -> UInt64 {
+        guard let value = UInt64(text) else {
+            throw PostgresError(kind: .decoding, message: "\(source): \(text) is not an xid8")
+        }
+        return value
     }
 
     /// Group 0's horizon: the only one on one server and on a cluster written through its
@@ -200,7 +244,12 @@ public struct CatchUpReader: Sendable {
     /// webhook endpoint's start). One backward step of `events_tx_position_idx` per group, under
     /// the rule of ``query(after:below:limit:)``.
     package static func end(on connection: Connection) throws -> [Checkpoint] {
-        try horizons(on: connection).compactMap { group, horizon in
+        try end(on: connection, below: try horizons(on: connection))
+    }
+
+    /// ``end(on:)`` below horizons asked before (``horizons(on:)``).
+    package static func end(on connection: Connection, below horizons: [(group: Int, horizon: UInt64)]) throws -> [Checkpoint] {
+        try horizons.compactMap { group, horizon in
             let rows = try connection.query("""
                 SELECT e.tx::text AS tx_text, e.position
                   FROM ledger.events e

@@ -19,10 +19,13 @@ extension Ledger {
         }
         let secret = WebhookSignature.newSecret()
         let types = eventTypes.map { PostgresArray(elements: $0.map { .text($0) }) }
-        let id: Int64 = try await pool.withTransaction { tx in
-            let ends = try CatchUpReader.end(on: tx)
+        // The log's end, then the endpoint: no transaction around them, since a worker's horizon
+        // is asked over Citus's cached connections only outside one (CatchUpReader.horizons(on:)),
+        // and a reader starting before an event appended in between delivers it.
+        let id: Int64 = try await pool.withConnection { connection in
+            let ends = try CatchUpReader.end(on: connection)
             let end = ends.first { $0.group == 0 } ?? .start
-            return try tx.query("""
+            return try connection.query("""
                 INSERT INTO ledger.webhook_endpoints (url, event_types, secret, checkpoint_tx, checkpoint_position, worker_checkpoints)
                 VALUES (\(url), \(types)::text[], \(secret), \(String(end.transaction))::xid8, \(end.position),
                         \(JSONB(text: WebhookDispatcher.workerCheckpointsJSON(ends)))::jsonb)
@@ -40,6 +43,7 @@ extension Ledger {
         try await pool.withConnection { connection in
             try connection.query("""
                 SELECT e.id, e.url, array_to_string(e.event_types, ' ') AS event_types, e.created_at, e.checkpoint_position,
+                       e.worker_checkpoints::text AS worker_checkpoints,
                        count(j.id) FILTER (WHERE j.state IN ('pending', 'waiting'))::int AS undelivered,
                        count(j.id) FILTER (WHERE j.state = 'failed')::int AS failed,
                        count(j.id) FILTER (WHERE j.state = 'done')::int AS delivered,
@@ -50,10 +54,14 @@ extension Ledger {
                  GROUP BY e.id
                  ORDER BY e.id
                 """).map { row in
-                WebhookEndpoint(
-                    id: try row.decode("id"), url: try row.decode("url"),
+                let id: Int64 = try row.decode("id")
+                let position: Int64 = try row.decode("checkpoint_position")
+                let workers = try WebhookDispatcher.workerCheckpoints(try row.decode("worker_checkpoints"), endpoint: id)
+                return WebhookEndpoint(
+                    id: id, url: try row.decode("url"),
                     eventTypes: try row.decode("event_types", as: String?.self).map { $0.split(separator: " ").map(String.init) },
-                    createdAt: try row.decode("created_at"), position: try row.decode("checkpoint_position"),
+                    createdAt: try row.decode("created_at"), position: position,
+                    cursor: EventCursor(positions: ([position].filter { $0 > 0 } + workers.map(\.position)).sorted()),
                     undelivered: Int(try row.decode("undelivered", as: Int32.self)),
                     failed: Int(try row.decode("failed", as: Int32.self)),
                     delivered: Int(try row.decode("delivered", as: Int32.self)),
@@ -72,10 +80,23 @@ extension Ledger {
 
     /// `ledger webhooks replay --from POSITION`: the endpoint's deliveries from that log position
     /// on, done or failed, are sent again in their order, each with its own event id and body.
-    /// Returns how many; nil when there is no such endpoint.
+    /// Returns how many; nil when there is no such endpoint. The position is in its node group's
+    /// order (on one server, the log's): ``replayWebhook(id:from:)-(_,EventCursor)`` replays
+    /// several groups.
     public func replayWebhook(id: Int64, from position: Int64) async throws -> Int? {
-        try await pool.withConnection { connection in
-            try connection.query("SELECT ledger.webhook_replay(\(id), \(position)) AS n")[0].decode("n", as: Int32?.self).map(Int.init)
+        guard position >= 1 else { throw LedgerError.invalid("from", "expected a log position (1 or more), got \(position)") }
+        return try await replayWebhook(id: id, from: EventCursor(position: position))
+    }
+
+    /// The endpoint's deliveries from `start` on, in each node group that `start` names: from
+    /// that group's position (included) on in the group's order. A group it does not name is not
+    /// replayed: two groups' positions are unrelated (``CatchUpReader``). Returns how many; nil
+    /// when there is no such endpoint.
+    public func replayWebhook(id: Int64, from start: EventCursor) async throws -> Int? {
+        guard !start.positions.isEmpty else { throw LedgerError.invalid("from", "name a log position (1 or more) to replay from") }
+        let from = PostgresArray(elements: start.positions.map { .text(String($0)) })
+        return try await pool.withConnection { connection in
+            try connection.query("SELECT ledger.webhook_replay(\(id), \(from)::bigint[]) AS n")[0].decode("n", as: Int32?.self).map(Int.init)
         }
     }
 

@@ -57,8 +57,13 @@ public struct WebhookDispatcher: Sendable {
         for id in ids {
             while !Task.isCancelled {
                 let batchSize = options.batchSize
-                let step = try await ledger.pool.withTransaction { tx in
-                    try Self.advance(endpoint: id, batchSize: batchSize, on: tx)
+                // The horizons first, outside the endpoint's transaction: a worker's is asked over
+                // Citus's cached connections only so (CatchUpReader.horizons(on:)).
+                let step = try await ledger.pool.withConnection { connection in
+                    let horizons = try CatchUpReader.horizons(on: connection)
+                    return try connection.transaction { tx in
+                        try Self.advance(endpoint: id, batchSize: batchSize, below: horizons, on: tx)
+                    }
                 }
                 written += step.written
                 if step.read < batchSize { break }
@@ -102,7 +107,8 @@ public struct WebhookDispatcher: Sendable {
         var body: String
     }
 
-    static func advance(endpoint: Int64, batchSize: Int, on tx: Connection) throws -> Step {
+    static func advance(endpoint: Int64, batchSize: Int, below horizons: [(group: Int, horizon: UInt64)],
+                        on tx: Connection) throws -> Step {
         guard let held = try tx.query("""
             SELECT checkpoint_tx, checkpoint_position, worker_checkpoints, clock_until, now,
                    array_to_string(event_types, ' ') AS types
@@ -119,7 +125,7 @@ public struct WebhookDispatcher: Sendable {
         let workerCheckpoints = try Self.workerCheckpoints(try held.decode("worker_checkpoints"), endpoint: endpoint)
         var reader = CatchUpReader(after: [.init(transaction: heldTx, position: try held.decode("checkpoint_position"))] + workerCheckpoints,
                                    batchSize: batchSize)
-        let events = try reader.next(on: tx)
+        let events = try reader.next(on: tx, below: horizons)
         let parsed = events.map { (try? JSONParser.parse($0.data))?.objectValue ?? JSONObject() }
 
         // The lineages each event touches: named in its data, or its payment's.

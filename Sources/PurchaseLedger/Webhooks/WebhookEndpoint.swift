@@ -7,8 +7,13 @@ public struct WebhookEndpoint: Sendable, Hashable {
     /// The types it receives; nil: every one.
     public var eventTypes: [String]?
     public var createdAt: Date
-    /// The last log position it has read (its deliveries up to there are written).
+    /// The last log position it has read in node group 0's order (its deliveries up to there are
+    /// written): on one server, and on a cluster whose commands run through its coordinator, its
+    /// whole place in the log.
     public var position: Int64
+    /// Its place in the log: the last position read in each node group's order (``EventCursor``),
+    /// which ``position`` is group 0's part of.
+    public var cursor: EventCursor
     /// Deliveries not yet made (running, waiting their turn or retrying).
     public var undelivered: Int
     /// Deliveries that failed for good (`ledger webhooks replay` sends them again).

@@ -44,7 +44,7 @@ struct Webhooks: AsyncParsableCommand {
                 w.endObject()
                 print(w.string)
             } else {
-                print("endpoint \(endpoint.id): \(endpoint.url), from log position \(endpoint.position) on")
+                print("endpoint \(endpoint.id): \(endpoint.url), from after log cursor \(endpoint.cursor) on")
                 print("signing secret (shown only now; keep it where the receiver reads it): \(secret)")
             }
         }
@@ -68,9 +68,9 @@ struct Webhooks: AsyncParsableCommand {
                 print(w.string)
                 return
             }
-            print(Table(["id", "url", "types", "position", "delivered", "undelivered", "failed", "oldest undelivered (UTC)"],
+            print(Table(["id", "url", "types", "cursor", "delivered", "undelivered", "failed", "oldest undelivered (UTC)"],
                         endpoints.map { e in
-                            [String(e.id), e.url, e.eventTypes?.joined(separator: " ") ?? "all", String(e.position),
+                            [String(e.id), e.url, e.eventTypes?.joined(separator: " ") ?? "all", e.cursor.description,
                              String(e.delivered), String(e.undelivered), String(e.failed), e.oldestUndelivered?.ledgerText ?? ""]
                         }).render(empty: "no webhook endpoints"))
         }
@@ -100,20 +100,25 @@ struct Webhooks: AsyncParsableCommand {
         @Argument(help: "The endpoint's id (ledger webhooks list).")
         var id: Int64
 
-        @Option(help: "The first log position to send again (an event's `position`).")
-        var from: Int64
+        @Option(help: ArgumentHelp(
+            "The first log position to send again (an event's `position`).",
+            discussion: "On a cluster whose workers append, one position per node group to replay, joined by commas, as the event feed's cursor; a group not named is not replayed."))
+        var from: String
 
         @OptionGroup var database: DatabaseOptions
 
         func validate() throws {
-            guard from >= 1 else { throw ValidationError("--from: expected a log position (1 or more), got \(from)") }
+            let start: EventCursor
+            do { start = try EventCursor(parsing: from, field: "--from") } catch { throw ValidationError(error.message) }
+            guard !start.positions.isEmpty else { throw ValidationError("--from: expected a log position (1 or more), got \(from)") }
         }
 
         func run() async throws {
-            guard let count = try await database.withLedger({ try await $0.replayWebhook(id: id, from: from) }) else {
+            let start = try EventCursor(parsing: from, field: "--from")
+            guard let count = try await database.withLedger({ try await $0.replayWebhook(id: id, from: start) }) else {
                 Terminal.fail("ledger: no webhook endpoint \(id)", status: 1)
             }
-            print("endpoint \(id): \(count) deliveries queued again from position \(from)")
+            print("endpoint \(id): \(count) deliveries queued again from position \(start)")
         }
     }
 
@@ -221,6 +226,7 @@ extension WebhookEndpoint {
         w.field("createdAt", createdAt)
         w.key("position")
         w.rawNumber(String(position))
+        w.field("cursor", cursor.description)
         w.field("delivered", delivered)
         w.field("undelivered", undelivered)
         w.field("failed", failed)
