@@ -62,6 +62,53 @@ extension HeavyReliabilityTests {
             }
         }
 
+        /// A command run on a worker (pushed down to its user's worker, or sent there) takes the
+        /// writers' gate on that worker, shared. A rebuild's swap takes the gate of every worker
+        /// as well, inside its transaction (`ledger.hold_writers_gate`, which Citus runs on the
+        /// worker its route reaches): it waits there for the command in flight, as it does on the
+        /// coordinator, and swaps once the command has ended. The command is a transaction on the
+        /// second worker holding the gate as `ledger.lock_keys` takes it first. Without the
+        /// workers' gates the swap does not wait, and the rebuild ends while the command is open.
+        @Test(.enabled(if: PrivateCluster.citusAsked, "a Citus state: scripts/dev test runs it with LEDGER_TEST_CITUS=1"))
+        func aRebuildsSwapWaitsForACommandHoldingTheWritersGateOnAWorker() async throws {
+            try await PrivateCluster.with(citus: true) { cluster in
+                let coordinator = try cluster.connect()
+                defer { coordinator.close() }
+                try #require(try coordinator.ingest([
+                    #"{"type":"product","storeCode":"GG","productId":"gems","productType":"CONSUMABLE"}"#,
+                ]).count == 1)
+                try #require(cluster.workers.count == 2)
+                let worker = try cluster.workers[1].connect()
+                defer { worker.close() }
+                let looking = try cluster.workers[1].connect()
+                defer { looking.close() }
+                try worker.execute("BEGIN")
+                try worker.execute("SELECT pg_advisory_xact_lock_shared(ledger.writers_gate())")
+                let rebuilding = Background { () throws -> RebuildSummary in
+                    let c = try cluster.connect()
+                    defer { c.close() }
+                    return try ProjectionRebuilder(connection: c).rebuild()
+                }
+                // The swap's request for the gate, waiting on the second worker.
+                let waitingForTheGate = """
+                    SELECT count(*) FROM pg_locks
+                     WHERE locktype = 'advisory' AND NOT granted AND mode = 'ExclusiveLock'
+                       AND ((classid::bigint << 32) | objid::bigint) = ledger.writers_gate()
+                    """
+                let deadline = Date().addingTimeInterval(120)
+                while try looking.count(waitingForTheGate) == 0, !rebuilding.isFinished, Date() < deadline {
+                    try await Task.sleep(for: .milliseconds(50))
+                }
+                #expect(try looking.count(waitingForTheGate) == 1, "the swap did not ask for the second worker's gate")
+                #expect(!rebuilding.isFinished, "the rebuild swapped while a worker's command held the gate")
+                try worker.execute("COMMIT")
+                let summary = try #require(try await rebuilding.value())
+                #expect(summary.replayed == 1)
+                #expect(try looking.count(waitingForTheGate) == 0)
+                #expect(try coordinator.query("SELECT string_agg(product_id, ' ') AS p FROM ledger.products")[0].decode("p", as: String.self) == "gems")
+            }
+        }
+
         /// A verify compares the live tables with a replay of the log, both read in one transaction
         /// (`ProjectionVerifier`); on a cluster its snapshots start as a rebuild's. The event of a
         /// transaction in doubt is made by hand, without its projection (`commitOnTheCoordinatorOnly`

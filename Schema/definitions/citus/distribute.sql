@@ -63,16 +63,23 @@ BEGIN
         PERFORM ledger.install_project_range('ledger');
         PERFORM ledger.install_distributed_queries();
     END IF;
-    -- The readers' way to a worker's horizon: routed by its argument to the worker that holds
-    -- that key's shard of the log (ledger.node_read_horizon). Once, also on a ledger distributed
-    -- before the function existed.
-    IF EXISTS (SELECT FROM pg_dist_partition WHERE logicalrelid = 'ledger.events'::regclass)
-       AND NOT EXISTS (SELECT FROM pg_dist_object
-                        WHERE classid = 'pg_catalog.pg_proc'::regclass
-                          AND objid = 'ledger.node_read_horizon(text)'::regprocedure
-                          AND distribution_argument_index IS NOT NULL) THEN
-        PERFORM create_distributed_function('ledger.node_read_horizon(text)', 'p_route',
-                                            colocate_with => 'ledger.events');
+    -- The functions that reach a worker by a route (ledger.worker_routes): distributed by their
+    -- argument and colocated with the log, so that Citus runs a call on the worker holding that
+    -- key's shard. The readers ask a worker's horizon outside any transaction block
+    -- (ledger.node_read_horizon); a rebuild's swap takes a worker's writers' gate inside its
+    -- transaction (ledger.hold_writers_gate), which Citus delegates only with force_delegation.
+    -- Once each, also on a ledger distributed before they existed.
+    IF EXISTS (SELECT FROM pg_dist_partition WHERE logicalrelid = 'ledger.events'::regclass) THEN
+        FOR p IN SELECT f.name, f.forced
+                   FROM (VALUES ('ledger.node_read_horizon(text)', false),
+                                ('ledger.hold_writers_gate(text)', true)) AS f(name, forced)
+                  WHERE NOT EXISTS (SELECT FROM pg_dist_object
+                                     WHERE classid = 'pg_catalog.pg_proc'::regclass
+                                       AND objid = f.name::regprocedure
+                                       AND distribution_argument_index IS NOT NULL) LOOP
+            PERFORM create_distributed_function(p.name::regprocedure, '$1', colocate_with => 'ledger.events',
+                                                force_delegation => CASE WHEN p.forced THEN true END);
+        END LOOP;
     END IF;
     RETURN v_placed;
 END

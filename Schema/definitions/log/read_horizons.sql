@@ -12,8 +12,8 @@
 -- on that worker (its own oldest running transaction and its own 2PC records: a worker that ran a
 -- command coordinates that command's 2PC), and the reader asks for it next, each in a statement
 -- of its own outside any transaction block, by ledger.node_read_horizon(route), which Citus runs
--- on the worker that holds route's shard of the log. `route` is a key 'horizon:N' (N below
--- 1024) whose shard is placed on that group; null when none is (a worker holding no shard of
+-- on the worker that holds route's shard of the log. `route` is ledger.worker_routes()'s: a key whose
+-- shard of the log is placed on that group; null when none is (a worker holding no shard of
 -- the log), and the reader asks ledger.worker_read_horizons for
 -- such a group, and for one whose call was not routed there. Each horizon is taken before the
 -- reader's statement on its group's events, as ledger.read_horizon() requires.
@@ -41,22 +41,7 @@ BEGIN
     IF NOT ledger.appended_through_the_coordinator(281474976710656) THEN
         RETURN;
     END IF;
-    -- Per worker group, a route whose hash falls in a shard of the log placed there: Citus hashes
-    -- a text key with hashtext and gives each shard a range of it. Static, so that its plan is
-    -- kept: 0.2 ms a read on the test cluster, where get_shard_id_for_distribution_column took
-    -- 0.3 ms a key and a dynamic statement 0.5 ms.
-    RETURN QUERY
-    SELECT n.groupid, NULL::xid8,
-           (SELECT 'horizon:' || i
-              FROM generate_series(0, 1023) AS i
-             WHERE EXISTS (SELECT FROM pg_catalog.pg_dist_shard AS s
-                             JOIN pg_catalog.pg_dist_placement AS p ON p.shardid = s.shardid
-                            WHERE s.logicalrelid = 'ledger.events'::regclass AND p.groupid = n.groupid
-                              AND hashtext('horizon:' || i) BETWEEN s.shardminvalue::integer AND s.shardmaxvalue::integer)
-             LIMIT 1)
-      FROM pg_catalog.pg_dist_node AS n
-     WHERE n.groupid <> 0 AND n.noderole = 'primary' AND n.isactive
-     ORDER BY n.groupid;
+    RETURN QUERY SELECT r.node_group, NULL::xid8, r.route FROM ledger.worker_routes() AS r;
 END
 $$;
 REVOKE ALL ON FUNCTION ledger.read_horizons() FROM PUBLIC;

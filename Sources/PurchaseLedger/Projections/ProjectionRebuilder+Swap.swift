@@ -82,6 +82,7 @@ extension ProjectionRebuilder {
             // A command holding a registry it read while it waits for a table held here would
             // make every attempt give up.
             try c.execute("SELECT pg_advisory_xact_lock(ledger.writers_gate())")
+            if distributed { try holdWorkersGates(c) }
             let byName = tables.sorted { $0.name < $1.name }.map(name)
             try c.execute("LOCK TABLE \(byName.joined(separator: ", ")) IN SHARE UPDATE EXCLUSIVE MODE")
             // Every command takes the gate first, so none is in flight now; a query may be. Payments
@@ -127,6 +128,26 @@ extension ProjectionRebuilder {
             // (a reference table for the products); nothing on plain PostgreSQL.
             try c.execute("SELECT ledger.distribute()")
             return applied
+        }
+    }
+
+    /// On a cluster, the writers' gate of every worker group too, in the swap's transaction: a
+    /// command run on a worker (pushed down to its user's worker, or sent there) takes the gate
+    /// on that worker. `ledger.hold_writers_gate(route)` takes it alone, and Citus runs it on the
+    /// worker holding the route's shard of the log (`ledger.worker_routes()`) as a part of this
+    /// transaction, whose renames of distributed tables make it a 2PC: each worker's gate opens
+    /// when its part commits, after the coordinator's. A call that ran on another group (a shard
+    /// moved) is a lock not taken: the swap gives up and tries again. A worker holding no shard of
+    /// the log holds no user's rows, and no command of the ledger runs there.
+    private func holdWorkersGates(_ c: Connection) throws {
+        for row in try c.query("SELECT node_group, route FROM ledger.worker_routes() WHERE route IS NOT NULL") {
+            let group: Int = try row.decode("node_group")
+            let route: String = try row.decode("route")
+            let held = try c.query("SELECT ledger.hold_writers_gate(\(route)) AS g")[0].decode("g", as: Int.self)
+            guard held == group else {
+                throw PostgresError(kind: .client, message: "the writers' gate of worker group \(group): its route \(route) ran on group \(held)",
+                                    sqlState: .lockNotAvailable)
+            }
         }
     }
 
