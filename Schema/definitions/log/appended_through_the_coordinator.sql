@@ -4,9 +4,10 @@
 -- position from the worker's range of the log's identity: Citus gives the node group g the values
 -- from g * 2^48 + 1, and the coordinator (group 0, like one server) those below 2^48. The readers
 -- follow such events (a checkpoint per node group: ledger.read_horizons), but the command itself
--- would not be serialized with the coordinator's: the keys' advisory locks and the writers' gate
--- that holds off a rebuild's swap are each node's own, and the store jobs a command adds live on
--- the coordinator. ledger.append and ledger.append_set refuse it until the entry point is pushed
+-- would not be serialized with the coordinator's: the keys' advisory locks are each node's own,
+-- the writers' gate that a rebuild's and a verify's consistent start hold is the coordinator's
+-- alone (a rebuild's swap takes every node's), and the store jobs a command adds live on the
+-- coordinator. ledger.append and ledger.append_set refuse it until the entry point is pushed
 -- down with those moved (docs/scale-out.md, "Commands run through the coordinator").
 CREATE OR REPLACE FUNCTION ledger.appended_through_the_coordinator(p_position bigint) RETURNS boolean
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
