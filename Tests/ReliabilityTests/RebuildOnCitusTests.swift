@@ -109,6 +109,57 @@ extension HeavyReliabilityTests {
             }
         }
 
+        /// A verify's and a rebuild's snapshots agree on every node because they are taken with
+        /// the writers' gate held alone (`ClusterSnapshot`). Once commands may run on a worker (the
+        /// appends' refusal of a worker's position taken out here, as the push-down will), each
+        /// worker's gate is held too, by a connection of the ledger's own to that worker: a verify
+        /// waits for a command in flight on the second worker before it takes its snapshots. The
+        /// command is a transaction there holding the gate shared, as `ledger.lock_keys` takes it.
+        /// Without the workers' gates the verify runs at once, beside the open command.
+        @Test(.enabled(if: PrivateCluster.citusAsked, "a Citus state: scripts/dev test runs it with LEDGER_TEST_CITUS=1"))
+        func aVerifysSnapshotsWaitForACommandHoldingTheWritersGateOnAWorker() async throws {
+            try await PrivateCluster.with(citus: true) { cluster in
+                let coordinator = try cluster.connect()
+                defer { coordinator.close() }
+                try #require(try coordinator.ingest([
+                    #"{"type":"product","storeCode":"GG","productId":"gems","productType":"CONSUMABLE"}"#,
+                ]).count == 1)
+                try coordinator.executeScript(unsafeSQL: """
+                    CREATE OR REPLACE FUNCTION ledger.appended_through_the_coordinator(p_position bigint) RETURNS boolean
+                    LANGUAGE sql IMMUTABLE PARALLEL SAFE AS 'SELECT true'
+                    """)
+                try #require(cluster.workers.count == 2)
+                let worker = try cluster.workers[1].connect()
+                defer { worker.close() }
+                let looking = try cluster.workers[1].connect()
+                defer { looking.close() }
+                try worker.execute("BEGIN")
+                try worker.execute("SELECT pg_advisory_xact_lock_shared(ledger.writers_gate())")
+                let verifying = Background { () throws -> VerifyReport in
+                    let c = try cluster.connect()
+                    defer { c.close() }
+                    return try ProjectionVerifier(connection: c).verify()
+                }
+                let waitingForTheGate = """
+                    SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+                     WHERE l.locktype = 'advisory' AND NOT l.granted AND l.mode = 'ExclusiveLock'
+                       AND ((l.classid::bigint << 32) | l.objid::bigint) = ledger.writers_gate()
+                       AND a.application_name = 'ledger verify: writers'' gate'
+                    """
+                let deadline = Date().addingTimeInterval(120)
+                while try looking.count(waitingForTheGate) == 0, !verifying.isFinished, Date() < deadline {
+                    try await Task.sleep(for: .milliseconds(50))
+                }
+                #expect(try looking.count(waitingForTheGate) == 1, "the verify did not ask for the second worker's gate")
+                #expect(!verifying.isFinished, "the verify took its snapshots while a worker's command held the gate")
+                try worker.execute("COMMIT")
+                let report = try #require(try await verifying.value())
+                #expect(report.events == 1 && report.differences.isEmpty, "\(report.differences)")
+                #expect(try looking.count("SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'ledger verify%'") == 0,
+                        "the verify's connections to the worker are closed")
+            }
+        }
+
         /// A verify compares the live tables with a replay of the log, both read in one transaction
         /// (`ProjectionVerifier`); on a cluster its snapshots start as a rebuild's. The event of a
         /// transaction in doubt is made by hand, without its projection (`commitOnTheCoordinatorOnly`

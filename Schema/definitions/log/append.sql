@@ -51,7 +51,7 @@ BEGIN
     VALUES (p_stream, v_version + 1, p_type, p_data, p_occurred_at, v_prev, v_hash, v_owner)
     RETURNING position INTO v_pos;
     IF NOT ledger.appended_through_the_coordinator(v_pos) THEN
-        RAISE EXCEPTION 'the ledger''s commands run through the Citus coordinator, and this one ran on a worker (position %): the keys'' locks and the writers'' gate are the coordinator''s, and so are the jobs', v_pos
+        RAISE EXCEPTION 'the ledger''s commands run through the Citus coordinator, and this one ran on a worker (position %): the keys'' locks are the coordinator''s, and so are the jobs', v_pos
             USING ERRCODE = 'feature_not_supported';
     END IF;
     RETURN v_pos;

@@ -5,9 +5,10 @@
 -- from g * 2^48 + 1, and the coordinator (group 0, like one server) those below 2^48. The readers
 -- follow such events (a checkpoint per node group: ledger.read_horizons), but the command itself
 -- would not be serialized with the coordinator's: the keys' advisory locks are each node's own,
--- the writers' gate that a rebuild's and a verify's consistent start hold is the coordinator's
--- alone (a rebuild's swap takes every node's), and the store jobs a command adds live on the
--- coordinator. ledger.append and ledger.append_set refuse it until the entry point is pushed
+-- and the store jobs a command adds live on the coordinator. (The writers' gate is held on every
+-- node: a rebuild's swap takes each worker's in its transaction, and a rebuild's and a verify's
+-- consistent start, once this allows a worker's position, each worker's by a connection of its
+-- own.) ledger.append and ledger.append_set refuse it until the entry point is pushed
 -- down with those moved (docs/scale-out.md, "Commands run through the coordinator").
 CREATE OR REPLACE FUNCTION ledger.appended_through_the_coordinator(p_position bigint) RETURNS boolean
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$

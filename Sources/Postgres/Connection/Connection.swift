@@ -100,6 +100,33 @@ public final class Connection: @unchecked Sendable {
         return status != PQTRANS_IDLE && status != PQTRANS_UNKNOWN
     }
 
+    /// A configuration that reaches another server of a cluster as this connection reached its
+    /// own: the settings libpq used for it (`PQconninfo`: user, password, database, TLS and the
+    /// rest) with `host` and `port` in place of its own, for a node whose address the database
+    /// names (a Citus worker in `pg_dist_node`). Holds the password when there is one: do not
+    /// print it.
+    public func configuration(host: String, port: Int, applicationName: String = "purchase-ledger") throws -> ConnectionConfiguration {
+        guard let handle, let options = PQconninfo(handle) else {
+            throw PostgresError(kind: .connection, message: "the connection is closed")
+        }
+        defer { PQconninfoFree(options) }
+        var pairs: [(String, String)] = []
+        var option = options
+        while let keyword = option.pointee.keyword {
+            let name = String(cString: keyword)
+            if let value = option.pointee.val, !["host", "hostaddr", "port", "application_name"].contains(name) {
+                pairs.append((name, String(cString: value)))
+            }
+            option += 1
+        }
+        pairs += [("host", host), ("port", String(port))]
+        let conninfo = pairs.map { key, value in
+            let escaped = value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'")
+            return "\(key)='\(escaped)'"
+        }.joined(separator: " ")
+        return ConnectionConfiguration(conninfo, applicationName: applicationName)
+    }
+
     /// The server process serving this connection (`PQbackendPID`); 0 once closed.
     public var serverProcessID: Int32 {
         handle.map(PQbackendPID) ?? 0

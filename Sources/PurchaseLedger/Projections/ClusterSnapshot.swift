@@ -49,9 +49,12 @@ struct ClusterSnapshot {
                 return try body(c)
             }
         }
-        try holdGateWithNothingInDoubt()
+        var workersGates = try holdGateWithNothingInDoubt()
         var holding = true
-        defer { if holding { _ = try? connection.query("SELECT pg_advisory_unlock(ledger.writers_gate())") } }
+        defer {
+            if holding { _ = try? connection.query("SELECT pg_advisory_unlock(ledger.writers_gate())") }
+            for gate in workersGates { gate.close() }
+        }
         return try run { c in
             // SET and LOCK take no snapshot. The coordinator's comes with the count, and each
             // worker's with it, on the one connection to it that every later statement uses.
@@ -60,21 +63,65 @@ struct ClusterSnapshot {
             _ = try c.query("SELECT count(*) FROM ledger.events WHERE position < 0")
             _ = try c.query("SELECT pg_advisory_unlock(ledger.writers_gate())")
             holding = false
+            for gate in workersGates { gate.close() }
+            workersGates = []
             return try body(c)
         }
     }
 
     /// Takes the writers' gate alone (a session lock, outside any transaction) at a moment when no
-    /// transaction is in doubt on a worker; waits for such a moment up to `patience`.
-    private func holdGateWithNothingInDoubt() throws {
+    /// transaction is in doubt on a worker; waits for such a moment up to `patience`. Returns the
+    /// connections that hold the workers' gates (``holdWorkersGates()``); closing one opens its
+    /// gate.
+    private func holdGateWithNothingInDoubt() throws -> [Connection] {
         let deadline = Date().addingTimeInterval(patience)
         while true {
             _ = try connection.query("SELECT pg_advisory_lock(ledger.writers_gate())")
+            let workers: [Connection]
+            do {
+                workers = try holdWorkersGates()
+            } catch {
+                _ = try? connection.query("SELECT pg_advisory_unlock(ledger.writers_gate())")
+                throw error
+            }
             let inDoubt = try Self.inDoubt(on: connection)
-            if inDoubt == 0 { return }
+            if inDoubt == 0 { return workers }
+            for gate in workers { gate.close() }
             _ = try connection.query("SELECT pg_advisory_unlock(ledger.writers_gate())")
             try waitForCitusRecovery(inDoubt: inDoubt, deadline: deadline)
         }
+    }
+
+    /// Once commands may run on a worker (the appends take a worker's position:
+    /// `ledger.appended_through_the_coordinator`), each worker's writers' gate as well, after the
+    /// coordinator's: a command run on a worker takes the gate there and not the coordinator's.
+    /// A session lock on each worker, taken over a connection of the ledger's own to the address
+    /// `pg_dist_node` names, with this connection's user, database and settings (Citus's own
+    /// connections to the workers are not the ledger's to hold); the worker's snapshot, taken by
+    /// the transaction's first statement on it, comes while the gate is held. Inside that
+    /// transaction the gate could not be taken before the snapshot, nor let go before its end.
+    /// None while the appends refuse a worker's position: no command runs on a worker then.
+    private func holdWorkersGates() throws -> [Connection] {
+        let workers = try connection.query("""
+            SELECT n.groupid, n.nodename, n.nodeport FROM pg_catalog.pg_dist_node AS n
+             WHERE n.groupid <> 0 AND n.noderole = 'primary' AND n.isactive
+               AND ledger.appended_through_the_coordinator(281474976710656)
+             ORDER BY n.groupid
+            """)
+        var held: [Connection] = []
+        do {
+            for row in workers {
+                let configuration = try connection.configuration(host: try row.decode("nodename"), port: try row.decode("nodeport"),
+                                                                 applicationName: "ledger \(task): writers' gate")
+                let gate = try Connection.connect(configuration)
+                held.append(gate)
+                _ = try gate.query("SELECT pg_advisory_lock(ledger.writers_gate())")
+            }
+        } catch {
+            for gate in held { gate.close() }
+            throw error
+        }
+        return held
     }
 
     /// Inside a transaction that holds the gate: throws `InDoubt` when a transaction is still
