@@ -62,100 +62,85 @@ extension HeavyReliabilityTests {
             }
         }
 
-        /// A command run on a worker (pushed down to its user's worker, or sent there) takes the
-        /// writers' gate on that worker, shared. A rebuild's swap takes the gate of every worker
-        /// as well, inside its transaction (`ledger.hold_writers_gate`, which Citus runs on the
-        /// worker its route reaches): it waits there for the command in flight, as it does on the
-        /// coordinator, and swaps once the command has ended. The command is a transaction on the
-        /// second worker holding the gate as `ledger.lock_keys` takes it first. Without the
-        /// workers' gates the swap does not wait, and the rebuild ends while the command is open.
-        @Test(.enabled(if: PrivateCluster.citusAsked, "a Citus state: scripts/dev test runs it with LEDGER_TEST_CITUS=1"))
-        func aRebuildsSwapWaitsForACommandHoldingTheWritersGateOnAWorker() async throws {
+        /// On a cluster of its own with a product declared: a command in flight on the second
+        /// worker, a transaction there holding the writers' gate shared as `ledger.lock_keys` takes
+        /// it first; `work` (`what`: a rebuild, a verify) on a connection of its own. Waits until a
+        /// request for the gate alone queues on that worker (made by a session named
+        /// `application`, when given) and checks that `work` has not ended, then commits the
+        /// command and hands what `work` returned to `check`, with a connection to that worker.
+        /// `workersAppend` takes the appends' refusal of a worker's position out first, as the
+        /// push-down will.
+        static func withACommandHoldingAWorkersGate<T: Sendable>(
+            _ what: String, workersAppend: Bool = false, application: String? = nil,
+            _ work: @escaping @Sendable (Connection) throws -> T, check: (T, Connection) throws -> Void
+        ) async throws {
             try await PrivateCluster.with(citus: true) { cluster in
                 let coordinator = try cluster.connect()
                 defer { coordinator.close() }
                 try #require(try coordinator.ingest([
                     #"{"type":"product","storeCode":"GG","productId":"gems","productType":"CONSUMABLE"}"#,
                 ]).count == 1)
+                if workersAppend {
+                    try coordinator.executeScript(unsafeSQL: """
+                        CREATE OR REPLACE FUNCTION ledger.appended_through_the_coordinator(p_position bigint) RETURNS boolean
+                        LANGUAGE sql IMMUTABLE PARALLEL SAFE AS 'SELECT true'
+                        """)
+                }
                 try #require(cluster.workers.count == 2)
-                let worker = try cluster.workers[1].connect()
-                defer { worker.close() }
+                let command = try cluster.workers[1].connect()
+                defer { command.close() }
                 let looking = try cluster.workers[1].connect()
                 defer { looking.close() }
-                try worker.execute("BEGIN")
-                try worker.execute("SELECT pg_advisory_xact_lock_shared(ledger.writers_gate())")
-                let rebuilding = Background { () throws -> RebuildSummary in
+                try command.execute("BEGIN")
+                try command.execute("SELECT pg_advisory_xact_lock_shared(ledger.writers_gate())")
+                let working = Background { () throws -> T in
                     let c = try cluster.connect()
                     defer { c.close() }
-                    return try ProjectionRebuilder(connection: c).rebuild()
-                }
-                // The swap's request for the gate, waiting on the second worker.
-                let waitingForTheGate = """
-                    SELECT count(*) FROM pg_locks
-                     WHERE locktype = 'advisory' AND NOT granted AND mode = 'ExclusiveLock'
-                       AND ((classid::bigint << 32) | objid::bigint) = ledger.writers_gate()
-                    """
-                let deadline = Date().addingTimeInterval(120)
-                while try looking.count(waitingForTheGate) == 0, !rebuilding.isFinished, Date() < deadline {
-                    try await Task.sleep(for: .milliseconds(50))
-                }
-                #expect(try looking.count(waitingForTheGate) == 1, "the swap did not ask for the second worker's gate")
-                #expect(!rebuilding.isFinished, "the rebuild swapped while a worker's command held the gate")
-                try worker.execute("COMMIT")
-                let summary = try #require(try await rebuilding.value())
-                #expect(summary.replayed == 1)
-                #expect(try looking.count(waitingForTheGate) == 0)
-                #expect(try coordinator.query("SELECT string_agg(product_id, ' ') AS p FROM ledger.products")[0].decode("p", as: String.self) == "gems")
-            }
-        }
-
-        /// A verify's and a rebuild's snapshots agree on every node because they are taken with
-        /// the writers' gate held alone (`ClusterSnapshot`). Once commands may run on a worker (the
-        /// appends' refusal of a worker's position taken out here, as the push-down will), each
-        /// worker's gate is held too, by a connection of the ledger's own to that worker: a verify
-        /// waits for a command in flight on the second worker before it takes its snapshots. The
-        /// command is a transaction there holding the gate shared, as `ledger.lock_keys` takes it.
-        /// Without the workers' gates the verify runs at once, beside the open command.
-        @Test(.enabled(if: PrivateCluster.citusAsked, "a Citus state: scripts/dev test runs it with LEDGER_TEST_CITUS=1"))
-        func aVerifysSnapshotsWaitForACommandHoldingTheWritersGateOnAWorker() async throws {
-            try await PrivateCluster.with(citus: true) { cluster in
-                let coordinator = try cluster.connect()
-                defer { coordinator.close() }
-                try #require(try coordinator.ingest([
-                    #"{"type":"product","storeCode":"GG","productId":"gems","productType":"CONSUMABLE"}"#,
-                ]).count == 1)
-                try coordinator.executeScript(unsafeSQL: """
-                    CREATE OR REPLACE FUNCTION ledger.appended_through_the_coordinator(p_position bigint) RETURNS boolean
-                    LANGUAGE sql IMMUTABLE PARALLEL SAFE AS 'SELECT true'
-                    """)
-                try #require(cluster.workers.count == 2)
-                let worker = try cluster.workers[1].connect()
-                defer { worker.close() }
-                let looking = try cluster.workers[1].connect()
-                defer { looking.close() }
-                try worker.execute("BEGIN")
-                try worker.execute("SELECT pg_advisory_xact_lock_shared(ledger.writers_gate())")
-                let verifying = Background { () throws -> VerifyReport in
-                    let c = try cluster.connect()
-                    defer { c.close() }
-                    return try ProjectionVerifier(connection: c).verify()
+                    return try work(c)
                 }
                 let waitingForTheGate = """
                     SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
                      WHERE l.locktype = 'advisory' AND NOT l.granted AND l.mode = 'ExclusiveLock'
                        AND ((l.classid::bigint << 32) | l.objid::bigint) = ledger.writers_gate()
-                       AND a.application_name = 'ledger verify: writers'' gate'
-                    """
+                    """ + (application.map { " AND a.application_name = '\($0.replacingOccurrences(of: "'", with: "''"))'" } ?? "")
                 let deadline = Date().addingTimeInterval(120)
-                while try looking.count(waitingForTheGate) == 0, !verifying.isFinished, Date() < deadline {
+                while try looking.count(waitingForTheGate) == 0, !working.isFinished, Date() < deadline {
                     try await Task.sleep(for: .milliseconds(50))
                 }
-                #expect(try looking.count(waitingForTheGate) == 1, "the verify did not ask for the second worker's gate")
-                #expect(!verifying.isFinished, "the verify took its snapshots while a worker's command held the gate")
-                try worker.execute("COMMIT")
-                let report = try #require(try await verifying.value())
+                #expect(try looking.count(waitingForTheGate) == 1, "the \(what) did not ask for the second worker's gate")
+                #expect(!working.isFinished, "the \(what) went on while a worker's command held the gate")
+                try command.execute("COMMIT")
+                try check(try #require(try await working.value()), looking)
+                #expect(try looking.count(waitingForTheGate) == 0)
+            }
+        }
+
+        /// A command run on a worker (pushed down to its user's worker, or sent there) takes the
+        /// writers' gate on that worker, shared. A rebuild's swap takes the gate of every worker
+        /// as well, inside its transaction (`ledger.hold_writers_gate`, which Citus runs on the
+        /// worker its route reaches): it waits there for the command in flight, as it does on the
+        /// coordinator, and swaps once the command has ended. Without the workers' gates the swap
+        /// does not wait, and the rebuild ends while the command is open.
+        @Test(.enabled(if: PrivateCluster.citusAsked, "a Citus state: scripts/dev test runs it with LEDGER_TEST_CITUS=1"))
+        func aRebuildsSwapWaitsForACommandHoldingTheWritersGateOnAWorker() async throws {
+            try await Self.withACommandHoldingAWorkersGate("rebuild", { try ProjectionRebuilder(connection: $0).rebuild() }) {
+                (summary: RebuildSummary, _: Connection) throws in
+                #expect(summary.replayed == 1)
+            }
+        }
+
+        /// A verify's and a rebuild's snapshots agree on every node because they are taken with
+        /// the writers' gate held alone (`ClusterSnapshot`). Once commands may run on a worker,
+        /// each worker's gate is held too, by a connection of the ledger's own to that worker: a
+        /// verify waits for a command in flight on the second worker before it takes its
+        /// snapshots. Without the workers' gates the verify runs at once, beside the open command.
+        @Test(.enabled(if: PrivateCluster.citusAsked, "a Citus state: scripts/dev test runs it with LEDGER_TEST_CITUS=1"))
+        func aVerifysSnapshotsWaitForACommandHoldingTheWritersGateOnAWorker() async throws {
+            try await Self.withACommandHoldingAWorkersGate("verify", workersAppend: true, application: "ledger verify: writers' gate",
+                                                          { try ProjectionVerifier(connection: $0).verify() }) {
+                (report: VerifyReport, worker: Connection) throws in
                 #expect(report.events == 1 && report.differences.isEmpty, "\(report.differences)")
-                #expect(try looking.count("SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'ledger verify%'") == 0,
+                #expect(try worker.count("SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'ledger verify%'") == 0,
                         "the verify's connections to the worker are closed")
             }
         }

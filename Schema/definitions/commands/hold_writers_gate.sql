@@ -13,14 +13,9 @@
 -- On one server it takes the gate there, group 0.
 CREATE OR REPLACE FUNCTION ledger.hold_writers_gate(p_route text) RETURNS integer
 LANGUAGE plpgsql AS $$
-DECLARE
-    v_group integer := 0;
 BEGIN
     PERFORM pg_advisory_xact_lock(ledger.writers_gate());
-    IF to_regclass('pg_catalog.pg_dist_local_group') IS NOT NULL THEN
-        EXECUTE 'SELECT groupid FROM pg_catalog.pg_dist_local_group' INTO v_group;
-    END IF;
-    RETURN v_group;
+    RETURN ledger.local_node_group();
 END
 $$;
 REVOKE ALL ON FUNCTION ledger.hold_writers_gate(text) FROM PUBLIC;

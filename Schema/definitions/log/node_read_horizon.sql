@@ -12,10 +12,7 @@
 CREATE OR REPLACE FUNCTION ledger.node_read_horizon(p_route text, OUT node_group integer, OUT horizon xid8)
 LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
-    node_group := 0;
-    IF to_regclass('pg_catalog.pg_dist_local_group') IS NOT NULL THEN
-        EXECUTE 'SELECT groupid FROM pg_catalog.pg_dist_local_group' INTO node_group;
-    END IF;
+    node_group := ledger.local_node_group();
     horizon := ledger.read_horizon();
 END
 $$;

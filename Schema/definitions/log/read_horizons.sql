@@ -28,10 +28,7 @@ CREATE OR REPLACE FUNCTION ledger.read_horizons(OUT node_group integer, OUT hori
 RETURNS SETOF record
 LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
-    node_group := 0;
-    IF to_regclass('pg_catalog.pg_dist_local_group') IS NOT NULL THEN
-        EXECUTE 'SELECT groupid FROM pg_catalog.pg_dist_local_group' INTO node_group;
-    END IF;
+    node_group := ledger.local_node_group();
     horizon := ledger.read_horizon();
     RETURN NEXT;
     IF node_group <> 0 OR to_regclass('pg_catalog.pg_dist_node') IS NULL THEN

@@ -10,8 +10,7 @@ CREATE OR REPLACE FUNCTION ledger.worker_routes(OUT node_group integer, OUT rout
 RETURNS SETOF record
 LANGUAGE plpgsql STABLE AS $$
 BEGIN
-    IF to_regclass('pg_catalog.pg_dist_node') IS NULL
-       OR NOT EXISTS (SELECT FROM pg_catalog.pg_dist_local_group WHERE groupid = 0) THEN
+    IF to_regclass('pg_catalog.pg_dist_node') IS NULL OR ledger.local_node_group() <> 0 THEN
         RETURN;
     END IF;
     RETURN QUERY
