@@ -110,21 +110,10 @@ public final class Connection: @unchecked Sendable {
             throw PostgresError(kind: .connection, message: "the connection is closed")
         }
         defer { PQconninfoFree(options) }
-        var pairs: [(String, String)] = []
-        var option = options
-        while let keyword = option.pointee.keyword {
-            let name = String(cString: keyword)
-            if let value = option.pointee.val, !["host", "hostaddr", "port", "application_name"].contains(name) {
-                pairs.append((name, String(cString: value)))
-            }
-            option += 1
-        }
-        pairs += [("host", host), ("port", String(port))]
-        let conninfo = pairs.map { key, value in
-            let escaped = value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'")
-            return "\(key)='\(escaped)'"
-        }.joined(separator: " ")
-        return ConnectionConfiguration(conninfo, applicationName: applicationName)
+        let own = ConnectionConfiguration.options(in: options)
+            .filter { !["host", "hostaddr", "port", "application_name"].contains($0.keyword) }
+        return ConnectionConfiguration(ConnectionConfiguration.keywordConninfo(own + [("host", host), ("port", String(port))]),
+                                       applicationName: applicationName)
     }
 
     /// The server process serving this connection (`PQbackendPID`); 0 once closed.

@@ -16,7 +16,13 @@ extension ConnectionConfiguration {
             pairs.removeAll { $0.0 == "dbname" }
             pairs.append(("dbname", database))
         }
-        return pairs.map { key, value in
+        return Self.keywordConninfo(pairs)
+    }
+
+    /// Keyword/value pairs as one `key='value'` conninfo string, each value quoted and escaped
+    /// as libpq reads it.
+    static func keywordConninfo(_ pairs: [(keyword: String, value: String)]) -> String {
+        pairs.map { key, value in
             let escaped = value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'")
             return "\(key)='\(escaped)'"
         }.joined(separator: " ")
@@ -31,6 +37,12 @@ extension ConnectionConfiguration {
             return nil
         }
         defer { PQconninfoFree(options) }
+        return Self.options(in: options)
+    }
+
+    /// The keywords set in a libpq option array (`PQconninfoParse`, `PQconninfo`), with their
+    /// values, in its order; the caller frees the array.
+    static func options(in options: UnsafeMutablePointer<PQconninfoOption>) -> [(keyword: String, value: String)] {
         var found: [(keyword: String, value: String)] = []
         var option = options
         while let keyword = option.pointee.keyword {

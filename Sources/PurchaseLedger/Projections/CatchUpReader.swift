@@ -172,8 +172,8 @@ public struct CatchUpReader: Sendable {
 
     /// The transaction id below which every event of each node group is final now
     /// (`ledger.read_horizons()`), in group order, each node's computed on that node and asked in
-    /// a statement of its own. On one server, and on a cluster whose log holds no worker's event,
-    /// one statement. Otherwise each worker's next, by `ledger.node_read_horizon(route)`, which
+    /// a statement of its own. On one server, and on a cluster while the appends refuse a worker's
+    /// position, one statement. Otherwise each worker's next, by `ledger.node_read_horizon(route)`, which
     /// Citus runs on the worker holding the route's shard over its cached connection when the
     /// call is outside a transaction block; a group that call does not answer (in a transaction
     /// block, or with no route) is asked through `ledger.worker_read_horizons`, a new connection to
@@ -232,11 +232,7 @@ public struct CatchUpReader: Sendable {
 
     /// A row's `tx_text` column: the appending transaction's `xid8`, selected as text.
     static func transaction(_ row: Row) throws -> UInt64 {
-        let text = try row.decode("tx_text", as: String.self)
-        guard let transaction = UInt64(text) else {
-            throw PostgresError(kind: .decoding, message: "column tx_text: \(text) is not an xid8")
-        }
-        return transaction
+        try xid8(try row.decode("tx_text"), from: "column tx_text")
     }
 
     /// The checkpoints after the newest event of each node group that is final now (none for a
@@ -244,12 +240,7 @@ public struct CatchUpReader: Sendable {
     /// webhook endpoint's start). One backward step of `events_tx_position_idx` per group, under
     /// the rule of ``query(after:below:limit:)``.
     package static func end(on connection: Connection) throws -> [Checkpoint] {
-        try end(on: connection, below: try horizons(on: connection))
-    }
-
-    /// ``end(on:)`` below horizons asked before (``horizons(on:)``).
-    package static func end(on connection: Connection, below horizons: [(group: Int, horizon: UInt64)]) throws -> [Checkpoint] {
-        try horizons.compactMap { group, horizon in
+        try horizons(on: connection).compactMap { group, horizon in
             let rows = try connection.query("""
                 SELECT e.tx::text AS tx_text, e.position
                   FROM ledger.events e
