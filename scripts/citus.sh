@@ -1026,9 +1026,9 @@ citus_check_private_clusters() {
     local log="$CITUS_HOME/private-clusters.log"
     echo "  the catch-up reader's, the rebuild's and the verify's tests on Citus clusters of their own:"
     (cd "$ROOT" && LEDGER_TEST_CITUS=1 swift test -c release --disable-testable-imports --skip-build \
-        --filter 'CatchUpReaderHorizon|CatchUpReaderAcrossXidDigits|RebuildOnCitus') >"$log" 2>&1
+        --filter 'CatchUpReaderHorizon|CatchUpReaderAcrossXidDigits|RebuildOnCitus|KeyLocksOnCitus') >"$log" 2>&1
     local status=$?
-    if [ $status -eq 0 ] && grep -q "Test run with 9 tests in 4 suites passed" "$log" && ! grep -q "skipped" "$log"; then
+    if [ $status -eq 0 ] && grep -q "Test run with 12 tests in 5 suites passed" "$log" && ! grep -q "skipped" "$log"; then
         grep -E "Test run with" "$log" | sed 's/^/  /'
     else
         grep -E "✘|skipped|error|Test run with" "$log" | head -40 | sed 's/^/  /'

@@ -101,6 +101,48 @@ struct LibraryRetryTests {
     }
 }
 
+extension LibraryRetryTests {
+    /// A purchase whose claim of its paymentSeq another user's purchase made first, as happens on
+    /// a Citus cluster whose commands run on the workers when the other's two-phase commit ends
+    /// on the key lock's node before the registry's (`CommandRetry.isLostClaim`): the keys' locks
+    /// here are made not to meet (`ledger.lock_keys` takes only the writers' gate), so the
+    /// library's purchase reads no claim, waits for the other's on the registry's unique key, and
+    /// fails there once it commits. The library runs it again, and it is refused `USER_INVALID`,
+    /// the contract's answer, where without the retry the caller got a unique violation.
+    @Test func aPurchaseThatLosesItsClaimToAnotherUsersRunsAgainAndIsRefused() async throws {
+        try await TestDatabase.with { db in
+            let holder = try db.connect(), watcher = try db.connect()
+            defer { [holder, watcher].forEach { $0.close() } }
+            try watcher.executeScript(unsafeSQL: """
+                CREATE OR REPLACE FUNCTION ledger.lock_keys(p_keys text[]) RETURNS void
+                LANGUAGE sql AS 'SELECT pg_advisory_xact_lock_shared(ledger.writers_gate())'
+                """)
+            try holder.executeScript(unsafeSQL: "BEGIN")
+            #expect(try holder.run(.record(Fixture.consumable("P-1", user: "u1"), kind: .purchase)).status == .recorded)
+
+            let log = LogCapture()
+            let ledger = Ledger(databaseURL: db.conninfo, poolSize: 2, logger: log.logger())
+            let record = Task { try await ledger.record(Fixture.consumable("P-1", user: "u2")) }
+            try await waitUntil("the purchase waits for the other's claim", unless: record) { try rowWaiters(watcher) == 1 }
+            try holder.executeScript(unsafeSQL: "COMMIT")
+            let result = await record.result
+            await ledger.close()
+            guard case .failure(let error as LedgerError) = result else {
+                Issue.record("the purchase answered \(result)")
+                return
+            }
+            #expect(error.code == .userInvalid, "\(error)")
+            #expect(log.records.contains { $0.level == .notice && $0.message == "running the commands again after a key claimed by another command first" },
+                    "\(log.records.map(\.message))")
+            try db.withConnection { c throws in
+                #expect(try c.count("SELECT count(*) FROM ledger.payments") == 1)
+                #expect(try c.count("SELECT count(*) FROM ledger.payment_keys WHERE user_id = 'u1'") == 1)
+                #expect(try c.count("SELECT count(*) FROM ledger.events WHERE type = 'PurchaseRecorded'") == 1)
+            }
+        }
+    }
+}
+
 private func deadlocks(_ c: Connection) throws -> Int {
     try c.execute("SELECT pg_stat_clear_snapshot()")
     return try c.count("SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()")

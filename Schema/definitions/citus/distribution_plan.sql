@@ -5,7 +5,8 @@
 --              statements of a command, which all name the owner, go to one worker. Every unique
 --              key of such a table includes user_id.
 --   key        a key registry, and the account links, each distributed by its own key: a key
---              unique across users is claimed and asked where its hash lives.
+--              unique across users is claimed and asked where its hash lives. So are the
+--              keys' locks (ledger.key_locks), each taken where its key's hash lives.
 -- ledger.distribute places them all when `ledger migrate` runs on a Citus coordinator with
 -- workers. The tables not listed stay on the coordinator: the jobs, the webhooks' tables, the
 -- migrations' records, the projection's per-transaction scratch tables.
@@ -31,6 +32,7 @@ VALUES ('ledger.field_rules', 'reference', NULL),
        ('ledger.lineage_keys', 'key', 'lineage_id'),
        ('ledger.token_keys', 'key', 'token_sha256'),
        ('ledger.notification_keys', 'key', 'notification_id'),
-       ('ledger.account_links', 'key', 'app_account_token')
+       ('ledger.account_links', 'key', 'app_account_token'),
+       ('ledger.key_locks', 'key', 'key')
 $$;
 REVOKE ALL ON FUNCTION ledger.distribution_plan() FROM PUBLIC;

@@ -11,7 +11,33 @@
 -- A database made before this function may hold payment_invalid_field, a per-payment loop over
 -- the rules: dropped here.
 DROP FUNCTION IF EXISTS ledger.payment_invalid_field(jsonb);
-CREATE OR REPLACE FUNCTION ledger.field_invalid(r ledger.field_rules, d jsonb) RETURNS boolean
+-- A rule reaches the checks as a value of a type of its own, ledger.field_rule, the shape of a
+-- row of ledger.field_rules, not as that table's row type: Citus makes no function that takes or
+-- returns a Citus table's row type on the workers, and a purchase run on a worker failed on this
+-- function, ledger.payment_refused_field and ledger.payment_rules. The forms that took the row
+-- type are dropped.
+DO $field_rule$
+BEGIN
+    IF to_regtype('ledger.field_rule') IS NULL THEN
+        CREATE TYPE ledger.field_rule AS (
+            position      integer,
+            scope         text,
+            field         text,
+            key           text,
+            aliases       text[],
+            kind          text,
+            max_length    integer,
+            max_bytes     integer,
+            required      boolean,
+            default_value jsonb,
+            allowed       text[]
+        );
+    END IF;
+END
+$field_rule$;
+DROP FUNCTION IF EXISTS ledger.payment_refused_field(text, jsonb, boolean, ledger.field_rules[]);
+DROP FUNCTION IF EXISTS ledger.field_invalid(ledger.field_rules, jsonb);
+CREATE OR REPLACE FUNCTION ledger.field_invalid(r ledger.field_rule, d jsonb) RETURNS boolean
 LANGUAGE sql STABLE PARALLEL SAFE
 RETURN CASE coalesce(jsonb_typeof(d->r.key), 'null')
         WHEN 'null' THEN r.required OR r.default_value IS NOT NULL
@@ -57,4 +83,4 @@ RETURN CASE coalesce(jsonb_typeof(d->r.key), 'null')
         WHEN 'boolean' THEN r.kind <> 'bool'
         ELSE true
         END;
-REVOKE ALL ON FUNCTION ledger.field_invalid(ledger.field_rules, jsonb) FROM PUBLIC;
+REVOKE ALL ON FUNCTION ledger.field_invalid(ledger.field_rule, jsonb) FROM PUBLIC;

@@ -15,7 +15,7 @@
 -- whose row type is another.
 DROP FUNCTION IF EXISTS ledger.payment_refused_field(text, jsonb, boolean);
 CREATE OR REPLACE FUNCTION ledger.payment_refused_field(p_kind text, d jsonb, p_from_store boolean,
-                                                        p_rules ledger.field_rules[])
+                                                        p_rules ledger.field_rule[])
 RETURNS TABLE (field text)
 LANGUAGE sql STABLE AS $$
     SELECT coalesce((SELECT r.field FROM unnest(p_rules) AS r
@@ -30,4 +30,4 @@ LANGUAGE sql STABLE AS $$
             OFFSET 0) AS c
      OFFSET 0
 $$;
-REVOKE ALL ON FUNCTION ledger.payment_refused_field(text, jsonb, boolean, ledger.field_rules[]) FROM PUBLIC;
+REVOKE ALL ON FUNCTION ledger.payment_refused_field(text, jsonb, boolean, ledger.field_rule[]) FROM PUBLIC;

@@ -12,12 +12,16 @@
 -- reads a Citus table through a SQL function, which Citus cannot plan (docs/scale-out.md).
 DO $payment_rules$
 BEGIN
+    -- The form that returned ledger.field_rules' row type (ledger.field_invalid says why not).
+    IF (SELECT prorettype FROM pg_proc WHERE oid = to_regprocedure('ledger.payment_rules()')) <> 'ledger.field_rule[]'::regtype THEN
+        DROP FUNCTION ledger.payment_rules();
+    END IF;
     EXECUTE format($create$
-        CREATE OR REPLACE FUNCTION ledger.payment_rules() RETURNS ledger.field_rules[]
+        CREATE OR REPLACE FUNCTION ledger.payment_rules() RETURNS ledger.field_rule[]
         LANGUAGE sql IMMUTABLE PARALLEL SAFE
-        RETURN %L::ledger.field_rules[]
+        RETURN %L::ledger.field_rule[]
         $create$,
-        ARRAY(SELECT r FROM ledger.field_rules r WHERE r.scope = 'payment' ORDER BY r.position)::text);
+        ARRAY(SELECT ROW(r.*)::ledger.field_rule FROM ledger.field_rules r WHERE r.scope = 'payment' ORDER BY r.position)::text);
 END
 $payment_rules$;
 REVOKE ALL ON FUNCTION ledger.payment_rules() FROM PUBLIC;

@@ -5,8 +5,9 @@ import Postgres
 /// of the write path, which the library (``Ledger/execute(_:)``), `ledger ingest` and `POST
 /// /v1/batch` (``Ingestor``) and the store jobs' finish share.
 ///
-/// A deadlock, a serialization failure or a statement prepared before the schema changed
-/// committed nothing: running it again is safe for any command. A lost connection may have
+/// A deadlock, a serialization failure, a statement prepared before the schema changed or a claim
+/// of a key another user's command claimed first (``isLostClaim(_:)``) committed nothing: running
+/// it again is safe for any command. A lost connection may have
 /// committed or not: only idempotent commands run again (a consume does not: its outcome would
 /// become `alreadyConsumed`, and the caller could not tell whether it consumed).
 enum CommandRetry {
@@ -37,8 +38,8 @@ enum CommandRetry {
         case fail
     }
 
-    /// The policy: a full lock table splits a batch; a deadlock, a serialization failure or a
-    /// stale prepared statement runs it again at once, up to `maxAttempts`, and a lost connection
+    /// The policy: a full lock table splits a batch; a deadlock, a serialization failure, a
+    /// stale prepared statement or a lost claim runs it again at once, up to `maxAttempts`, and a lost connection
     /// after a pause (only when every command is idempotent), up to `maxAttemptsWhileLost`; three
     /// deadlocks in a row split it.
     static func next(after error: PostgresError, lost: Bool, attempt: Int, commands: Int, idempotent: Bool,
@@ -69,8 +70,34 @@ enum CommandRetry {
     /// Whether the commands may run again after `error`; `lost` is ``isLostConnection``'s answer.
     static func mayRetry(_ error: PostgresError, lost: Bool, idempotent: Bool) -> Bool {
         let transient = error.sqlState == .deadlockDetected || error.sqlState == .serializationFailure
-            || error.isStalePreparedStatement
+            || error.isStalePreparedStatement || isLostClaim(error)
         return transient || (lost && idempotent)
+    }
+
+    /// The tables whose unique keys claim a key for one user across all users (the key
+    /// registries, and the account links).
+    static let registries: Set<String> = [
+        "payment_keys", "transaction_keys", "lineage_keys", "token_keys", "notification_keys", "account_links",
+    ]
+
+    /// Whether the error is a key's claim lost to another command: a unique violation in a key
+    /// registry. The commands' keys are locked first (`ledger.lock_keys`), so the command that
+    /// waits for a key reads its registry after the other's claim committed and answers as the
+    /// contract says (`USER_INVALID`, `PAYMENT_CONFLICT`, `duplicate`). On a Citus cluster whose
+    /// commands run on the workers, the lock's row and the registry's row are on the nodes their
+    /// keys hash to, and the other command's two-phase commit ends on each node in its own time:
+    /// a command can take the lock on one node before the claim is visible on another, read the
+    /// registry without it, and then wait for it on the unique key and fail there. Run again, it
+    /// reads the claim. (On a cluster the table is a shard, its name the table's and `_` and the
+    /// shard's id.)
+    static func isLostClaim(_ error: PostgresError) -> Bool {
+        guard error.sqlState == .uniqueViolation, error.schema == "ledger" || error.schema == nil,
+              var table = error.table else { return false }
+        if let underscore = table.lastIndex(of: "_"), table[table.index(after: underscore)...].allSatisfy(\.isNumber),
+           table.index(after: underscore) != table.endIndex {
+            table = String(table[..<underscore])
+        }
+        return registries.contains(table)
     }
 
     /// Seconds to wait before attempt `attempt + 1` after a lost connection (the server may be
@@ -103,6 +130,7 @@ enum CommandRetry {
         if error.sqlState == .deadlockDetected { return "a deadlock" }
         if error.sqlState == .serializationFailure { return "a serialization failure" }
         if error.isStalePreparedStatement { return "a schema change under a prepared statement" }
+        if isLostClaim(error) { return "a key claimed by another command first" }
         if error.sqlState == .outOfSharedMemory { return "the server's lock table filled up" }
         return "a lost connection"
     }

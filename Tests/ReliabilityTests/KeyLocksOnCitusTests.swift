@@ -1,0 +1,121 @@
+import Foundation
+import LedgerTestSupport
+import Postgres
+import PurchaseLedger
+import Testing
+
+extension HeavyReliabilityTests {
+    /// Commands run on two workers at once, each sent to its worker, as the pushed-down entry
+    /// point will run a user's commands on the user's worker. An advisory lock is one node's: a
+    /// command on one worker would not wait for one on the other. Once the appends take a
+    /// worker's position, `ledger.lock_keys` takes each key as a row lock of `ledger.key_locks`
+    /// on the node that holds the key's shard, so two commands sharing a key wait for each other
+    /// wherever they run, and the second decides by what the first committed, as on one server.
+    @Suite("The keys' locks across workers, on a Citus cluster of its own")
+    struct KeyLocksOnCitus {
+        typealias M = AppleMint
+
+        /// On a cluster of its own whose appends take a worker's position: runs `first` on the
+        /// first worker in a transaction left open, then `second` on the second worker on a
+        /// connection of its own. Checks that `second` is still waiting 3 s later, commits
+        /// `first`, and hands both outcomes and a connection to the coordinator to `check`.
+        static func whileAnotherWorkersCommandIsOpen(
+            _ first: LedgerCommand, then second: LedgerCommand,
+            check: ([CommandOutcome], [CommandOutcome], Connection) throws -> Void
+        ) async throws {
+            try await PrivateCluster.with(citus: true) { cluster in
+                let coordinator = try cluster.connect()
+                defer { coordinator.close() }
+                try coordinator.executeScript(unsafeSQL: """
+                    CREATE OR REPLACE FUNCTION ledger.appended_through_the_coordinator(p_position bigint) RETURNS boolean
+                    LANGUAGE sql IMMUTABLE PARALLEL SAFE AS 'SELECT true'
+                    """)
+                try #require(cluster.workers.count == 2)
+                let open = try cluster.workers[0].connect()
+                defer { open.close() }
+                try open.execute("BEGIN")
+                let firstOutcome = try open.executeBatch([first])
+                let waiting = Background { () throws -> [CommandOutcome] in
+                    let c = try cluster.workers[1].connect()
+                    defer { c.close() }
+                    return try c.executeBatch([second])
+                }
+                try await Task.sleep(for: .seconds(3))
+                #expect(!waiting.isFinished, "the second worker's command did not wait for the first's keys")
+                try open.execute("COMMIT")
+                let secondOutcome = try #require(try await waiting.value())
+                let all = try coordinator.count("SELECT count(*) FROM ledger.events")
+                #expect(try coordinator.count("SELECT count(*) FROM ledger.events WHERE position >= 281474976710656") == all,
+                        "every event was appended on a worker")
+                try check(firstOutcome, secondOutcome, coordinator)
+            }
+        }
+
+        static func purchase(user: String, seq: String, transaction: String) throws -> LedgerCommand {
+            try LedgerCommand(line: Array("""
+                {"type":"purchase","userId":"\(user)","storeCode":"AS","paymentSeq":"\(seq)","productId":"gems",\
+                "productType":"CONSUMABLE","price":"0.99","currency":"USD","transactionId":"\(transaction)",\
+                "purchaseTime":"2026-03-01T00:00:00Z","purchaseToken":"tok-\(seq)"}
+                """.utf8))
+        }
+
+        /// One paymentSeq recorded by two users on different workers at once: the first records
+        /// it, the second waits for the first's keys and is refused `USER_INVALID`, as on one
+        /// server; one payment, one claim, owned by the first. With advisory locks the second
+        /// does not wait for the keys: it waits for the first's claim of the paymentSeq in the
+        /// registry and fails on its unique key, an error instead of the contract's answer.
+        @Test(.enabled(if: PrivateCluster.citusAsked, "a Citus state: scripts/dev test runs it with LEDGER_TEST_CITUS=1"))
+        func onePaymentSeqRecordedByTwoUsersOnTwoWorkersHasOneOwner() async throws {
+            try await Self.whileAnotherWorkersCommandIsOpen(
+                try Self.purchase(user: "u-1", seq: "P-1", transaction: "t-1"),
+                then: try Self.purchase(user: "u-2", seq: "P-1", transaction: "t-2")
+            ) { first, second, coordinator throws in
+                #expect(first.map(\.status) == [.recorded])
+                #expect(second.map(\.status) == [.rejected], "\(second)")
+                #expect(second.first?.error?.code == .userInvalid, "\(second)")
+                #expect(try coordinator.count("SELECT count(*) FROM ledger.events WHERE type = 'PurchaseRecorded'") == 1)
+                #expect(try coordinator.count("SELECT count(*) FROM ledger.payment_keys WHERE payment_seq = 'P-1' AND user_id = 'u-1'") == 1)
+                #expect(try coordinator.count("SELECT count(*) FROM ledger.payments") == 1)
+                #expect(try coordinator.count("SELECT count(*) FROM ledger.key_locks WHERE key = 'payment:P-1'") == 1)
+            }
+        }
+
+        /// One store transaction claimed by two users under two paymentSeqs on different workers
+        /// at once: the second is refused `PAYMENT_CONFLICT`, and the transaction has one owner.
+        @Test(.enabled(if: PrivateCluster.citusAsked, "a Citus state: scripts/dev test runs it with LEDGER_TEST_CITUS=1"))
+        func oneStoreTransactionClaimedByTwoUsersOnTwoWorkersHasOneOwner() async throws {
+            try await Self.whileAnotherWorkersCommandIsOpen(
+                try Self.purchase(user: "u-1", seq: "P-1", transaction: "t-1"),
+                then: try Self.purchase(user: "u-2", seq: "P-2", transaction: "t-1")
+            ) { first, second, coordinator throws in
+                #expect(first.map(\.status) == [.recorded])
+                #expect(second.first?.error?.code == .paymentConflict, "\(second)")
+                #expect(try coordinator.count("SELECT count(*) FROM ledger.transaction_keys WHERE transaction_id = 't-1' AND user_id = 'u-1'") == 1)
+                #expect(try coordinator.count("SELECT count(*) FROM ledger.payments") == 1)
+            }
+        }
+
+        /// A store notification about a transaction nobody recorded yet, parked on one worker, and
+        /// the SDK's line recording that transaction on the other at once: the line waits for the
+        /// notification's keys, then finds it parked and releases it, so the refund it carries
+        /// applies. The two share no unique key, only the store transaction's lock: with
+        /// advisory locks the line neither waits nor sees the parked notification, which stays
+        /// parked and the payment unrefunded.
+        @Test(.enabled(if: PrivateCluster.citusAsked, "a Citus state: scripts/dev test runs it with LEDGER_TEST_CITUS=1"))
+        func aNotificationAndAnSDKLineForOneTransactionOnTwoWorkersMeet() async throws {
+            let mint = AppleMint()
+            let refund = try mint.command(M.payload(
+                "REFUND", uuid: "r-1", signed: "2026-03-02T00:00:00Z",
+                transaction: M.transaction("t-9", original: "t-9", product: "gems", purchase: "2026-03-01T00:00:00Z",
+                                           type: "Consumable", account: nil, extra: "\"revocationDate\":\(M.ms("2026-03-02T00:00:00Z"))")))
+            try await Self.whileAnotherWorkersCommandIsOpen(refund, then: try Self.purchase(user: "u-1", seq: "P-9", transaction: "t-9")) {
+                first, second, coordinator throws in
+                #expect(first.map(\.status) == [.parked], "\(first)")
+                #expect(second.map(\.status) == [.recorded], "\(second)")
+                #expect(try coordinator.count("SELECT count(*) FROM ledger.notifications WHERE parked") == 0, "the notification stayed parked")
+                #expect(try coordinator.count("SELECT count(*) FROM ledger.events WHERE type = 'NotificationReleased' AND user_id = 'u-1'") == 1)
+                #expect(try coordinator.count("SELECT count(*) FROM ledger.payments WHERE payment_seq = 'P-9' AND refunded_at IS NOT NULL") == 1)
+            }
+        }
+    }
+}
