@@ -174,10 +174,7 @@ extension HeavyReliabilityTests {
             try await PrivateCluster.with(citus: true) { cluster in
                 let reader = try cluster.connect()
                 defer { reader.close() }
-                try reader.executeScript(unsafeSQL: """
-                    CREATE OR REPLACE FUNCTION ledger.appended_through_the_coordinator(p_position bigint) RETURNS boolean
-                    LANGUAGE sql IMMUTABLE PARALLEL SAFE AS 'SELECT true'
-                    """)
+                try PrivateCluster.letWorkersAppend(reader)
                 let ledger = Ledger(databaseURL: cluster.conninfo, poolSize: 2)
                 let (endpoint, _) = try await ledger.addWebhook(url: "http://127.0.0.1:9/unreachable")
                 let nodes = [cluster] + cluster.workers

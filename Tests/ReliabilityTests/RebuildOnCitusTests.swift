@@ -80,12 +80,7 @@ extension HeavyReliabilityTests {
                 try #require(try coordinator.ingest([
                     #"{"type":"product","storeCode":"GG","productId":"gems","productType":"CONSUMABLE"}"#,
                 ]).count == 1)
-                if workersAppend {
-                    try coordinator.executeScript(unsafeSQL: """
-                        CREATE OR REPLACE FUNCTION ledger.appended_through_the_coordinator(p_position bigint) RETURNS boolean
-                        LANGUAGE sql IMMUTABLE PARALLEL SAFE AS 'SELECT true'
-                        """)
-                }
+                if workersAppend { try PrivateCluster.letWorkersAppend(coordinator) }
                 try #require(cluster.workers.count == 2)
                 let command = try cluster.workers[1].connect()
                 defer { command.close() }

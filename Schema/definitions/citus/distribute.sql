@@ -67,12 +67,14 @@ BEGIN
     -- argument and colocated with the log, so that Citus runs a call on the worker holding that
     -- key's shard. The readers ask a worker's horizon outside any transaction block
     -- (ledger.node_read_horizon); a rebuild's swap takes a worker's writers' gate inside its
-    -- transaction (ledger.hold_writers_gate), which Citus delegates only with force_delegation.
+    -- transaction (ledger.hold_writers_gate), which Citus delegates only with force_delegation;
+    -- `ledger migrate` makes each worker's scratch tables so too (ledger.spans_scratch_on).
     -- Once each, also on a ledger distributed before they existed.
     IF EXISTS (SELECT FROM pg_dist_partition WHERE logicalrelid = 'ledger.events'::regclass) THEN
         FOR p IN SELECT f.name, f.forced
                    FROM (VALUES ('ledger.node_read_horizon(text)', false),
-                                ('ledger.hold_writers_gate(text)', true)) AS f(name, forced)
+                                ('ledger.hold_writers_gate(text)', true),
+                                ('ledger.spans_scratch_on(text)', true)) AS f(name, forced)
                   WHERE NOT EXISTS (SELECT FROM pg_dist_object
                                      WHERE classid = 'pg_catalog.pg_proc'::regclass
                                        AND objid = f.name::regprocedure

@@ -1,6 +1,6 @@
 -- Settles the deferred spans just before the transaction commits: the constraint trigger of
 -- the transaction's marker in ledger.spans_settle (one per transaction and schema), deferred
--- to the commit. It runs in the transaction, so a failure fails the commit. SECURITY DEFINER:
+-- to the commit (made with the table, ledger.make_spans_scratch). It runs in the transaction, so a failure fails the commit. SECURITY DEFINER:
 -- at the commit the current user is the session's (a writer's role), not a command function's
 -- owner.
 CREATE OR REPLACE FUNCTION ledger.settle_spans_at_commit()
@@ -12,6 +12,6 @@ BEGIN
 END
 $$;
 REVOKE ALL ON FUNCTION ledger.settle_spans_at_commit() FROM PUBLIC;
-DROP TRIGGER IF EXISTS spans_settle_at_commit ON ledger.spans_settle;
-CREATE CONSTRAINT TRIGGER spans_settle_at_commit AFTER INSERT ON ledger.spans_settle
-    DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION ledger.settle_spans_at_commit();
+-- The tables and this trigger on this node (ledger.make_spans_scratch), now that its function
+-- exists.
+SELECT ledger.make_spans_scratch();

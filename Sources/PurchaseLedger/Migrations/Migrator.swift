@@ -111,6 +111,7 @@ public struct Migrator: Sendable {
                  WHERE to_regprocedure('ledger.distribute()') IS NOT NULL
                 """).first?.decode("placed", as: String.self) ?? ""
             if !placed.isEmpty { done.append("placed on the Citus cluster: \(placed)") }
+            try makeWorkersScratchTables(tx)
             return rebuild
         }
         if rebuild {
@@ -119,6 +120,27 @@ public struct Migrator: Sendable {
             done.append("rebuilt the projections (\(summary.events) events)")
         }
         return done
+    }
+
+    /// On a Citus cluster whose log is distributed, each worker's own scratch tables of the
+    /// deferred spans (`ledger.make_spans_scratch`, which the definitions run on this node): a
+    /// command run on a worker writes them there. One statement a worker, in this transaction:
+    /// `ledger.spans_scratch_on(route)` runs on the worker holding the route's shard of the log
+    /// (`ledger.worker_routes()`), and answers its group, which must be that worker's. Each run
+    /// of `ledger migrate` makes them again, so a worker added since gets its own.
+    private func makeWorkersScratchTables(_ tx: Connection) throws {
+        let routes = try tx.query("""
+            SELECT node_group, route FROM ledger.worker_routes()
+             WHERE route IS NOT NULL AND to_regprocedure('ledger.spans_scratch_on(text)') IS NOT NULL
+            """)
+        for row in routes {
+            let group: Int = try row.decode("node_group")
+            let route: String = try row.decode("route")
+            let made = try tx.query("SELECT ledger.spans_scratch_on(\(route)) AS g")[0].decode("g", as: Int.self)
+            guard made == group else {
+                throw PostgresError(kind: .client, message: "the scratch tables of worker group \(group): its route \(route) ran on group \(made); run ledger migrate again")
+            }
+        }
     }
 
     /// Runs every definition in order and records them, in the caller's transaction. Function
