@@ -43,6 +43,21 @@ struct DistributionPlanTests {
         }
     }
 
+    /// The library runs a call again when it lost a key's claim, a unique violation in a table
+    /// distributed by its own key (`CommandRetry.isLostClaim`): its list of such tables is the
+    /// plan's, but the keys' locks, whose rows are locked, never claimed.
+    @Test func theRetrysRegistriesAreThePlansTablesDistributedByTheirKey() async throws {
+        try await TestDatabase.with { db in
+            try db.withConnection { c throws in
+                let keyed = try c.query("""
+                    SELECT split_part(table_name, '.', 2) AS t FROM ledger.distribution_plan() WHERE placement = 'key'
+                    """).map { try $0.decode("t", as: String.self) }
+                #expect(Set(keyed).subtracting(["key_locks"]) == CommandRetry.registries, "\(keyed)")
+                #expect(keyed.contains("key_locks"))
+            }
+        }
+    }
+
     /// A command run on a Citus worker appends with the worker's transaction ids and a position
     /// from the worker's range of the log's identity (2^48 and above), which the readers cannot
     /// order: the log's two appends refuse it (`ledger.appended_through_the_coordinator`). Here

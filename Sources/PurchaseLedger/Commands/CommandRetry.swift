@@ -10,7 +10,7 @@ import Postgres
 /// it again is safe for any command. A lost connection may have
 /// committed or not: only idempotent commands run again (a consume does not: its outcome would
 /// become `alreadyConsumed`, and the caller could not tell whether it consumed).
-enum CommandRetry {
+package enum CommandRetry {
     /// Attempts in all, the first one included (``Ingestor/maxRetries`` + 1 for an ingest).
     static let maxAttempts = 20
 
@@ -75,8 +75,10 @@ enum CommandRetry {
     }
 
     /// The tables whose unique keys claim a key for one user across all users (the key
-    /// registries, and the account links).
-    static let registries: Set<String> = [
+    /// registries, and the account links): the tables `ledger.distribution_plan()` distributes by
+    /// their own key, but the keys' locks, whose rows no command claims (a test holds the two
+    /// lists together).
+    package static let registries: Set<String> = [
         "payment_keys", "transaction_keys", "lineage_keys", "token_keys", "notification_keys", "account_links",
     ]
 
