@@ -94,12 +94,9 @@ package enum CommandRetry {
     /// shard's id.)
     static func isLostClaim(_ error: PostgresError) -> Bool {
         guard error.sqlState == .uniqueViolation, error.schema == "ledger" || error.schema == nil,
-              var table = error.table else { return false }
-        if let underscore = table.lastIndex(of: "_"), table[table.index(after: underscore)...].allSatisfy(\.isNumber),
-           table.index(after: underscore) != table.endIndex {
-            table = String(table[..<underscore])
-        }
-        return registries.contains(table)
+              let table = error.table else { return false }
+        let shard = table.reversed().prefix(while: \.isNumber).count
+        return registries.contains(shard > 0 ? String(table.dropLast(shard + 1)) : table)
     }
 
     /// Seconds to wait before attempt `attempt + 1` after a lost connection (the server may be

@@ -124,22 +124,14 @@ public struct Migrator: Sendable {
 
     /// On a Citus cluster whose log is distributed, each worker's own scratch tables of the
     /// deferred spans (`ledger.make_spans_scratch`, which the definitions run on this node): a
-    /// command run on a worker writes them there. One statement a worker, in this transaction:
-    /// `ledger.spans_scratch_on(route)` runs on the worker holding the route's shard of the log
-    /// (`ledger.worker_routes()`), and answers its group, which must be that worker's. Each run
+    /// command run on a worker writes them there. One statement a worker, in this transaction
+    /// (`ledger.spans_scratch_on(route)`, ``Connection/callOnEachWorker(_:mismatch:)``). Each run
     /// of `ledger migrate` makes them again, so a worker added since gets its own.
     private func makeWorkersScratchTables(_ tx: Connection) throws {
-        let routes = try tx.query("""
-            SELECT node_group, route FROM ledger.worker_routes()
-             WHERE route IS NOT NULL AND to_regprocedure('ledger.spans_scratch_on(text)') IS NOT NULL
-            """)
-        for row in routes {
-            let group: Int = try row.decode("node_group")
-            let route: String = try row.decode("route")
-            let made = try tx.query("SELECT ledger.spans_scratch_on(\(route)) AS g")[0].decode("g", as: Int.self)
-            guard made == group else {
-                throw PostgresError(kind: .client, message: "the scratch tables of worker group \(group): its route \(route) ran on group \(made); run ledger migrate again")
-            }
+        guard try tx.query("SELECT to_regprocedure('ledger.spans_scratch_on(text)') IS NOT NULL AS made")[0]
+            .decode("made", as: Bool.self) else { return }
+        try tx.callOnEachWorker("spans_scratch_on") { group, route, made in
+            PostgresError(kind: .client, message: "the scratch tables of worker group \(group): its route \(route) ran on group \(made); run ledger migrate again")
         }
     }
 

@@ -140,14 +140,9 @@ extension ProjectionRebuilder {
     /// moved) is a lock not taken: the swap gives up and tries again. A worker holding no shard of
     /// the log holds no user's rows, and no command of the ledger runs there.
     private func holdWorkersGates(_ c: Connection) throws {
-        for row in try c.query("SELECT node_group, route FROM ledger.worker_routes() WHERE route IS NOT NULL") {
-            let group: Int = try row.decode("node_group")
-            let route: String = try row.decode("route")
-            let held = try c.query("SELECT ledger.hold_writers_gate(\(route)) AS g")[0].decode("g", as: Int.self)
-            guard held == group else {
-                throw PostgresError(kind: .client, message: "the writers' gate of worker group \(group): its route \(route) ran on group \(held)",
-                                    sqlState: .lockNotAvailable)
-            }
+        try c.callOnEachWorker("hold_writers_gate") { group, route, held in
+            PostgresError(kind: .client, message: "the writers' gate of worker group \(group): its route \(route) ran on group \(held)",
+                          sqlState: .lockNotAvailable)
         }
     }
 
