@@ -6,12 +6,13 @@ import PurchaseLedger
 import StoreAPIs
 
 /// `ledger reconcile google|apple`: what the stores said while their notifications did not
-/// arrive (docs/contract.md §6.3, §6.4).
+/// arrive (docs/contract.md §6.3, §6.4); `ledger reconcile parked`: the parked notifications a
+/// line missed on a cluster.
 struct Reconcile: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Ask a store for what its notifications may have missed, and apply it.",
         discussion: "Prints one result line per purchase or notification, as ingest does. Exit status: 0, 1 when one was refused, 2 for a usage error or when the store or the database cannot be reached.",
-        subcommands: [Google.self, Apple.self])
+        subcommands: [Google.self, Apple.self, Parked.self])
 
     struct Window: ParsableArguments {
         @Option(help: "From this instant (ISO-8601 with a zone).")
@@ -42,6 +43,22 @@ struct Reconcile: AsyncParsableCommand {
 
         func run() async throws {
             try await Reconcile.report(window, options) { try await $0.apple(since: $1, until: $2) }
+        }
+    }
+
+    struct Parked: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Release the parked store notifications whose owner the ledger knows now.",
+            discussion: "A payment's line releases what is parked about it. Where commands run on a Citus cluster's workers, a line can miss a notification parked at the same moment (docs/scale-out.md); `ledger serve` releases those every minute, and this does it now. Prints how many were released.")
+
+        @Option(help: "Only those appended from this instant (ISO-8601 with a zone; default: every parked notification).")
+        var since: Instant?
+
+        @OptionGroup var database: DatabaseOptions
+
+        func run() async throws {
+            let released = try await database.withLedger { try await $0.releaseOwnedParked(since: since?.date) }
+            print("released \(released) parked notification\(released == 1 ? "" : "s")")
         }
     }
 

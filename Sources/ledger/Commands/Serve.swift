@@ -97,7 +97,8 @@ struct Serve: AsyncParsableCommand {
         // A login without ledger_store answers every store notification 500 (the stores retry):
         // say so at start, where an operator looks. An unmigrated or unreachable database is
         // /readyz's to report.
-        if let may = try? await ledger.mayTakeStoreNotifications(), !may {
+        let takesStoreNotifications = (try? await ledger.mayTakeStoreNotifications()) ?? true
+        if !takesStoreNotifications {
             logger.warning("this login lacks the role ledger_store, so store notifications will be refused: GRANT ledger_store TO the server's login (README, Who can do what)")
         }
         // On a Citus cluster, what its operator should change (ledger.cluster_advice).
@@ -119,6 +120,12 @@ struct Serve: AsyncParsableCommand {
             await WebhookWork(ledger: ledger, logger: logger, metrics: metrics, concurrency: concurrency).run()
         }
         defer { webhookWork.cancel() }
+        // Parked notifications whose owner a command recorded without meeting them (possible
+        // only where commands run on a cluster's workers): released every minute.
+        let parkedSweep = Task {
+            if takesStoreNotifications { await ledger.releaseOwnedParkedForever() }
+        }
+        defer { parkedSweep.cancel() }
         do {
             try await LedgerServer.run(ledger: ledger, configuration: configuration, logger: logger, metrics: metrics) { port in
                 FileHandle.standardOutput.write(Data("listening on http://\(host):\(port)\n".utf8))
