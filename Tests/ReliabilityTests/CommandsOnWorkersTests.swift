@@ -126,6 +126,61 @@ extension HeavyReliabilityTests {
             }
         }
 
+        /// The window between two nodes' `COMMIT PREPARED`: a REFUND parked on the first worker
+        /// and the SDK's line for its transaction on the second, the line past the keys' locks
+        /// (`ledger.lock_keys` made to take only the writers' gate on every node, which is what a
+        /// lock released on the key's node before the park commits on the node of '' amounts to).
+        /// The line records the payment and misses the notification, which stays parked with its
+        /// owner known. Two sweeps (`ledger.release_owned_parked`) then run at once on the two
+        /// workers: the second waits on the parked row's lock for the first's 2PC, finds it
+        /// released, and releases nothing; the refund applies once, and `Ledger.releaseOwnedParked`
+        /// through the coordinator finds nothing left. Without the row's lock the second sweep
+        /// fails ("has no ownerless stream to release").
+        @Test(.enabled(if: PrivateCluster.citusAsked, "a Citus state: scripts/dev test runs it with LEDGER_TEST_CITUS=1"))
+        func aNotificationALineMissedBetweenTwoNodesCommitsIsReleasedOnceBySweeps() async throws {
+            let mint = AppleMint()
+            let refund = try mint.command(M.payload(
+                "REFUND", uuid: "r-1", signed: "2026-03-02T00:00:00Z",
+                transaction: M.transaction("t-9", original: "t-9", product: "gems", purchase: "2026-03-01T00:00:00Z",
+                                           type: "Consumable", account: nil, extra: "\"revocationDate\":\(M.ms("2026-03-02T00:00:00Z"))")))
+            try await Self.withWorkersAppending { cluster, coordinator in
+                try coordinator.executeScript(unsafeSQL: """
+                    CREATE OR REPLACE FUNCTION ledger.lock_keys(p_keys text[]) RETURNS void
+                    LANGUAGE sql AS 'SELECT pg_advisory_xact_lock_shared(ledger.writers_gate())'
+                    """)
+                let first = try cluster.workers[0].connect(), second = try cluster.workers[1].connect()
+                defer { [first, second].forEach { $0.close() } }
+                try first.execute("BEGIN")
+                #expect(try first.executeBatch([refund]).map(\.status) == [.parked])
+                #expect(try second.executeBatch([try Self.purchase(user: "u-1", seq: "P-9", transaction: "t-9")]).map(\.status) == [.recorded])
+                try first.execute("COMMIT")
+                #expect(try coordinator.count("SELECT count(*) FROM ledger.notifications WHERE parked") == 1)
+
+                let from = Int64.min
+                try first.execute("BEGIN")
+                #expect(try first.count("SELECT released::bigint FROM ledger.release_owned_parked(\(from), NULL)") == 1)
+                let racing = Background { () throws -> Int in
+                    let c = try cluster.workers[1].connect()
+                    defer { c.close() }
+                    return try c.count("SELECT coalesce(released, -1)::bigint FROM ledger.release_owned_parked(\(from), NULL)")
+                }
+                try await Task.sleep(for: .seconds(3))
+                #expect(!racing.isFinished, "the second sweep did not wait for the first's release")
+                try first.execute("COMMIT")
+                #expect(try await racing.value() == 0)
+
+                let ledger = Ledger(databaseURL: cluster.conninfo, poolSize: 1)
+                #expect(try await ledger.releaseOwnedParked() == 0)
+                await ledger.close()
+                #expect(try coordinator.count("SELECT count(*) FROM ledger.notifications WHERE parked") == 0)
+                #expect(try coordinator.count("SELECT count(*) FROM ledger.events WHERE type = 'NotificationReleased' AND user_id = 'u-1'") == 1)
+                #expect(try coordinator.count("SELECT count(*) FROM ledger.events WHERE type = 'PaymentRefunded'") == 1)
+                #expect(try coordinator.count("SELECT count(*) FROM ledger.payments WHERE payment_seq = 'P-9' AND refunded_at IS NOT NULL") == 1)
+                let report = try ProjectionVerifier(connection: coordinator).verify()
+                #expect(report.isEqual, "\(report.differences)")
+            }
+        }
+
         /// A subscription bought on one worker and renewed on the other: each command defers its
         /// lineage's spans to its own commit in its node's scratch tables
         /// (`ledger.make_spans_scratch`, made on each worker by `ledger migrate`), which settle
