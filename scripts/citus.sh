@@ -230,7 +230,7 @@ citus_reference_tables() {
     psql "$1" -Atqc "SELECT string_agg(format('%s.%s', n.nspname, c.relname), ',' ORDER BY n.nspname, c.relname)
                        FROM pg_dist_partition p JOIN pg_class c ON c.oid = p.logicalrelid
                        JOIN pg_namespace n ON n.oid = c.relnamespace
-                      WHERE p.partmethod = 'n'"
+                      WHERE p.partmethod = 'n' AND p.repmodel = 't'"
 }
 
 # What `scripts/dev test` checks of the cluster: built or installed, started, its three nodes
@@ -250,8 +250,8 @@ citus_smoke() {
 
 CITUS_REFERENCE_TABLES="ledger.api_keys,ledger.field_rules,ledger.products"
 # Whether the ledger at conninfo $1 is placed as ledger.distribution_plan says: the catalogs as
-# reference tables, every other table of the plan distributed by its column, the log's owners'
-# tables colocated with the log.
+# reference tables, the jobs on the coordinator in Citus's metadata, every other table of the plan
+# distributed by its column, the log's owners' tables colocated with the log.
 citus_check_placed() {
     local placed wrong
     placed=$(citus_reference_tables "$1")
@@ -260,10 +260,12 @@ citus_check_placed() {
           FROM ledger.distribution_plan() d
           LEFT JOIN pg_dist_partition p ON p.logicalrelid = d.table_name::regclass
          WHERE d.placement <> 'reference'
-           AND (p.partmethod IS DISTINCT FROM 'h'
-                OR column_to_column_name(p.logicalrelid, p.partkey) IS DISTINCT FROM d.column_name
-                OR (d.placement = 'owner' AND p.colocationid IS DISTINCT FROM
-                    (SELECT colocationid FROM pg_dist_partition WHERE logicalrelid = 'ledger.events'::regclass)))")
+           AND CASE WHEN d.placement = 'coordinator' THEN p.partmethod IS DISTINCT FROM 'n' OR p.repmodel IS DISTINCT FROM 's'
+                    ELSE p.partmethod IS DISTINCT FROM 'h'
+                         OR column_to_column_name(p.logicalrelid, p.partkey) IS DISTINCT FROM d.column_name
+                         OR (d.placement = 'owner' AND p.colocationid IS DISTINCT FROM
+                             (SELECT colocationid FROM pg_dist_partition WHERE logicalrelid = 'ledger.events'::regclass))
+               END")
     if [ "$placed" != "$CITUS_REFERENCE_TABLES" ] || [ -n "$wrong" ]; then
         echo "Citus: reference tables '$placed' (expected '$CITUS_REFERENCE_TABLES'); not distributed by the plan: '$wrong'" >&2
         return 1
@@ -1031,7 +1033,7 @@ citus_check_private_clusters() {
     (cd "$ROOT" && LEDGER_TEST_CITUS=1 swift test -c release --disable-testable-imports --skip-build \
         --filter 'CatchUpReaderHorizon|CatchUpReaderAcrossXidDigits|RebuildOnCitus|CommandsOnWorkers') >"$log" 2>&1
     local status=$?
-    if [ $status -eq 0 ] && grep -q "Test run with 14 tests in 5 suites passed" "$log" && ! grep -q "skipped" "$log"; then
+    if [ $status -eq 0 ] && grep -q "Test run with 15 tests in 5 suites passed" "$log" && ! grep -q "skipped" "$log"; then
         grep -E "Test run with" "$log" | sed 's/^/  /'
     else
         grep -E "✘|skipped|error|Test run with" "$log" | head -40 | sed 's/^/  /'

@@ -22,7 +22,7 @@ struct DistributionPlanTests {
                     Placement(table: try $0.decode("table_name"), placement: try $0.decode("placement"),
                               column: try $0.decode("column_name", as: String?.self))
                 }
-                #expect(Set(plan.map(\.placement)) == ["reference", "owner", "key"], "\(plan)")
+                #expect(Set(plan.map(\.placement)) == ["reference", "owner", "key", "coordinator"], "\(plan)")
                 // Each unique key of each distributed table, and whether it holds the column.
                 let keys = try c.query("""
                     SELECT p.table_name, k.conname, p.column_name,
@@ -31,12 +31,12 @@ struct DistributionPlanTests {
                              = ANY (k.conkey) AS holds
                       FROM ledger.distribution_plan() p
                       JOIN pg_constraint k ON k.conrelid = p.table_name::regclass AND k.contype IN ('p', 'u')
-                     WHERE p.placement <> 'reference'
+                     WHERE p.placement IN ('owner', 'key')
                     """)
                 let lacking = try keys.filter { try $0.decode("holds", as: Bool?.self) != true }
                     .map { "\(try $0.decode("table_name", as: String.self)) \(try $0.decode("conname", as: String.self))" }
                 #expect(lacking.isEmpty, "keys without their table's distribution column: \(lacking)")
-                let distributed = Set(plan.filter { $0.placement != "reference" }.map(\.table))
+                let distributed = Set(plan.filter { ["owner", "key"].contains($0.placement) }.map(\.table))
                 #expect(Set(try keys.map { try $0.decode("table_name", as: String.self) }) == distributed,
                         "every distributed table has a key")
             }
@@ -107,7 +107,7 @@ struct DistributionPlanTests {
                       JOIN pg_language l ON l.oid = p.prolang
                       JOIN pg_namespace n ON n.oid = p.pronamespace
                       JOIN ledger.distribution_plan() d
-                        ON d.placement <> 'reference' AND p.prosrc ~ (replace(d.table_name, '.', '\\.') || '\\M')
+                        ON d.placement IN ('owner', 'key') AND p.prosrc ~ (replace(d.table_name, '.', '\\.') || '\\M')
                      WHERE n.nspname IN ('ledger', 'analytics') AND l.lanname = 'sql'
                     """).map { (try $0.decode("fn", as: String.self), try $0.decode("listed", as: Bool.self), try $0.decode("known", as: Bool.self)) }
                 let unlisted = reading.filter { !$0.1 && !$0.2 }.map(\.0)

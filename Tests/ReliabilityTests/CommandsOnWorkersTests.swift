@@ -181,6 +181,35 @@ extension HeavyReliabilityTests {
             }
         }
 
+        /// A Google purchase recorded on a worker with the acknowledgement check its line asks
+        /// for (`LedgerCommand.askingStores`): the job is written in the command's transaction to
+        /// the coordinator's jobs, a Citus local table (the plan's `coordinator` placement),
+        /// caused by the event the worker appended, and a runner's claim on the coordinator takes
+        /// it. Without the jobs in Citus's metadata the worker has no such table and the command
+        /// fails ("relation ledger.jobs does not exist").
+        @Test(.enabled(if: PrivateCluster.citusAsked, "a Citus state: scripts/dev test runs it with LEDGER_TEST_CITUS=1"))
+        func aGooglePurchaseOnAWorkerAddsItsJobOnTheCoordinator() async throws {
+            var stores = StoreConfiguration(googlePackageNames: ["com.example.game"])
+            stores.asksGoogle = true
+            let line = try LedgerCommand(line: Array("""
+                {"type":"purchase","userId":"u-g","storeCode":"GG","paymentSeq":"G-1","productId":"gems",\
+                "productType":"CONSUMABLE","price":"0.99","currency":"USD","transactionId":"GPA.1",\
+                "purchaseTime":"2026-03-01T00:00:00Z","purchaseToken":"tok-G-1"}
+                """.utf8)).askingStores(stores)
+            try await Self.withWorkersAppending { cluster, coordinator in
+                let worker = try cluster.workers[0].connect()
+                defer { worker.close() }
+                #expect(try worker.executeBatch([line]).map(\.status) == [.recorded])
+                let position = try coordinator.count("SELECT position FROM ledger.events WHERE type = 'PurchaseRecorded'")
+                #expect(position >= 281_474_976_710_656, "appended on a worker")
+                #expect(try coordinator.count("""
+                    SELECT count(*) FROM ledger.jobs WHERE kind = 'google.check' AND caused_by = \(position)
+                    """) == 1)
+                #expect(try coordinator.count("SELECT count(*) FROM ledger.claim_jobs(5, '1 minute', ARRAY['google.check'])") == 1)
+                #expect(try coordinator.count("SELECT count(*) FROM ledger.jobs WHERE leased_until IS NOT NULL") == 1)
+            }
+        }
+
         /// A subscription bought on one worker and renewed on the other: each command defers its
         /// lineage's spans to its own commit in its node's scratch tables
         /// (`ledger.make_spans_scratch`, made on each worker by `ledger migrate`), which settle

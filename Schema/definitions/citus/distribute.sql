@@ -9,7 +9,7 @@
 -- everywhere at once (2PC). The log goes next, distributed by its owner (user_id); every other
 -- table of a user's facts is distributed by user_id colocated with it, so that a command's
 -- statements, which all name the owner, run on one worker; each key registry (and the account
--- links) is distributed by its own key. The log's append-only triggers fire on its shards
+-- links) is distributed by its own key; the jobs stay on the coordinator, in Citus's metadata. The log's append-only triggers fire on its shards
 -- (citus.enable_unsafe_triggers, for this transaction). Once the log is distributed, every
 -- function of the ledger is on every node, the projection's functions are made again, under the custom plans a distributed log needs
 -- (install_project_range.sql), and the queries that read it through SQL functions are made
@@ -51,6 +51,13 @@ BEGIN
         CONTINUE WHEN EXISTS (SELECT FROM pg_dist_partition WHERE logicalrelid = p.table_name::regclass);
         IF p.placement = 'reference' THEN
             PERFORM create_reference_table(p.table_name::regclass);
+        ELSIF p.placement = 'coordinator' THEN
+            -- Citus keeps such a table only where the coordinator is in its node list
+            -- (citus_set_coordinator_host, which scripts/dev citus and docker-compose.yml run);
+            -- without it the table stays the coordinator's alone, and a later `ledger migrate`
+            -- adds it.
+            CONTINUE WHEN NOT EXISTS (SELECT FROM pg_dist_node WHERE groupid = 0);
+            PERFORM citus_add_local_table_to_metadata(p.table_name::regclass);
         ELSE
             PERFORM create_distributed_table(p.table_name::regclass, p.column_name,
                                              colocate_with => CASE WHEN p.placement = 'owner' AND p.table_name <> 'ledger.events'

@@ -7,9 +7,13 @@
 --   key        a key registry, and the account links, each distributed by its own key: a key
 --              unique across users is claimed and asked where its hash lives. So are the
 --              keys' locks (ledger.key_locks), each taken where its key's hash lives.
+--   coordinator  on the coordinator, one copy, added to Citus's metadata (a Citus local table)
+--              so that a command run on a worker writes its rows there in its transaction: the
+--              jobs, which commands add and release, and one runner claims in order.
 -- ledger.distribute places them all when `ledger migrate` runs on a Citus coordinator with
--- workers. The tables not listed stay on the coordinator: the jobs, the webhooks' tables, the
--- migrations' records, the projection's per-transaction scratch tables.
+-- workers. The tables not listed stay on the coordinator outside the metadata: the webhooks'
+-- tables (written by the dispatcher and the runner there), the migrations' records, the
+-- projection's per-transaction scratch tables (one set on each node).
 CREATE OR REPLACE FUNCTION ledger.distribution_plan()
 RETURNS TABLE (table_name text, placement text, column_name text)
 LANGUAGE sql IMMUTABLE AS $$
@@ -33,6 +37,7 @@ VALUES ('ledger.field_rules', 'reference', NULL),
        ('ledger.token_keys', 'key', 'token_sha256'),
        ('ledger.notification_keys', 'key', 'notification_id'),
        ('ledger.account_links', 'key', 'app_account_token'),
-       ('ledger.key_locks', 'key', 'key')
+       ('ledger.key_locks', 'key', 'key'),
+       ('ledger.jobs', 'coordinator', NULL)
 $$;
 REVOKE ALL ON FUNCTION ledger.distribution_plan() FROM PUBLIC;

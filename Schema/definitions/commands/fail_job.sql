@@ -8,10 +8,13 @@ RETURNS boolean
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     v_queue text;
+    v_now   timestamptz := now();
 BEGIN
+    -- The time as a variable: Citus refuses now() inside a COALESCE of a modification of the
+    -- jobs, a Citus local table there (postpone_job.sql).
     UPDATE ledger.jobs
-       SET state = 'failed', finished_at = now(), leased_until = NULL,
-           failing_since = coalesce(failing_since, now()), outcome = 'failed',
+       SET state = 'failed', finished_at = v_now, leased_until = NULL,
+           failing_since = coalesce(failing_since, v_now), outcome = 'failed',
            last_status = p_status, last_code = p_code, last_error = p_error
      WHERE id = p_id AND state = 'pending' AND attempts = p_attempt
     RETURNING queue INTO v_queue;

@@ -10,12 +10,19 @@ LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     v_state text;
     v_queue text;
+    v_now   timestamptz := now();
+    v_since timestamptz := now() - p_give_up_after;
 BEGIN
+    -- The times as variables, not now() and a timestamptz's arithmetic (STABLE: it reads the
+    -- time zone) in the CASE and coalesce below: on a Citus cluster the jobs are a Citus local
+    -- table, and Citus refuses a function that is not IMMUTABLE inside CASE or COALESCE of a
+    -- modification ("non-IMMUTABLE functions are not allowed in CASE or COALESCE statements");
+    -- a variable is a parameter, which it accepts.
     UPDATE ledger.jobs
-       SET state = CASE WHEN coalesce(failing_since, now()) <= now() - p_give_up_after THEN 'failed' ELSE 'pending' END,
-           finished_at = CASE WHEN coalesce(failing_since, now()) <= now() - p_give_up_after THEN now() END,
-           run_after = now() + p_delay, leased_until = NULL,
-           failing_since = coalesce(failing_since, now()),
+       SET state = CASE WHEN coalesce(failing_since, v_now) <= v_since THEN 'failed' ELSE 'pending' END,
+           finished_at = CASE WHEN coalesce(failing_since, v_now) <= v_since THEN v_now END,
+           run_after = v_now + p_delay, leased_until = NULL,
+           failing_since = coalesce(failing_since, v_now),
            last_status = p_status, last_code = p_code, last_error = p_error
      WHERE id = p_id AND state = 'pending' AND attempts = p_attempt
     RETURNING state, queue INTO v_state, v_queue;

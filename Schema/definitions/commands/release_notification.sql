@@ -21,6 +21,7 @@ DECLARE
     v_version integer;
     v_head    bytea;
     r         ledger.command_result;
+    v_now     timestamptz := now();
 BEGIN
     SELECT n.store_code, n.notification_id INTO v_store, v_id
       FROM ledger.notifications n
@@ -49,12 +50,13 @@ BEGIN
     PERFORM ledger.project_positions(ARRAY[v_pos], v_owner);
     r := ledger.apply_notification(v_data, v_owner);
     -- The jobs that waited for it (the acknowledgement of the payment it describes): due now
-    -- that the payment is recorded, failed for good when it was refused.
+    -- that the payment is recorded, failed for good when it was refused. The time is a variable
+    -- (a parameter), since Citus refuses now() inside a CASE of a modification (postpone_job.sql).
     IF v_store = 'GG' THEN
         UPDATE ledger.jobs
            SET state = CASE WHEN r.status = 'rejected' THEN 'failed' ELSE 'pending' END,
-               run_after = now(),
-               finished_at = CASE WHEN r.status = 'rejected' THEN now() END,
+               run_after = v_now,
+               finished_at = CASE WHEN r.status = 'rejected' THEN v_now END,
                secret = CASE WHEN r.status = 'rejected' THEN NULL ELSE secret END,
                last_code = CASE WHEN r.status = 'rejected' THEN r.code END,
                last_error = CASE WHEN r.status = 'rejected'
