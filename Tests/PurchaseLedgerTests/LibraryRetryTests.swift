@@ -143,6 +143,30 @@ extension LibraryRetryTests {
     }
 }
 
+extension LibraryRetryTests {
+    /// Which unique violations are a lost claim: one in a key registry, named by the table (one
+    /// server) or by a shard of it (a Citus worker names the shard it wrote, the table's name
+    /// and `_` and the shard's id), in the ledger's schema. A user's table, the keys' locks (whose
+    /// rows are locked, never claimed), another schema, another error or no table are not.
+    @Test func aLostClaimIsAUniqueViolationInARegistryOrOneOfItsShards() {
+        func violation(_ table: String?, schema: String? = "ledger", state: SQLState = .uniqueViolation) -> PostgresError {
+            PostgresError(kind: .server, message: "duplicate key value violates unique constraint", sqlState: state,
+                          table: table, schema: schema)
+        }
+        for registry in CommandRetry.registries {
+            #expect(CommandRetry.isLostClaim(violation(registry)), "\(registry)")
+            #expect(CommandRetry.isLostClaim(violation(registry + "_102413")), "\(registry)_102413")
+        }
+        #expect(CommandRetry.isLostClaim(violation("payment_keys_7", schema: nil)))
+        for table in ["payments", "payments_102008", "key_locks", "key_locks_102500", "payment_keys_x", "payment_keys102413", "_102413"] {
+            #expect(!CommandRetry.isLostClaim(violation(table)), "\(table)")
+        }
+        #expect(!CommandRetry.isLostClaim(violation("payment_keys", schema: "public")))
+        #expect(!CommandRetry.isLostClaim(violation(nil)))
+        #expect(!CommandRetry.isLostClaim(violation("payment_keys_102413", state: .deadlockDetected)))
+    }
+}
+
 private func deadlocks(_ c: Connection) throws -> Int {
     try c.execute("SELECT pg_stat_clear_snapshot()")
     return try c.count("SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()")

@@ -92,7 +92,7 @@ package enum CommandRetry {
     /// registry without it, and then wait for it on the unique key and fail there. Run again, it
     /// reads the claim. (On a cluster the table is a shard, its name the table's and `_` and the
     /// shard's id.)
-    static func isLostClaim(_ error: PostgresError) -> Bool {
+    package static func isLostClaim(_ error: PostgresError) -> Bool {
         guard error.sqlState == .uniqueViolation, error.schema == "ledger" || error.schema == nil,
               let table = error.table else { return false }
         let shard = table.reversed().prefix(while: \.isNumber).count
