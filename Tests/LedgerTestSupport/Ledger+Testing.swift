@@ -35,3 +35,16 @@ public struct ArrayLines: LineSource {
         return .text(ArraySlice(lines[lineNumber - 1].utf8))
     }
 }
+
+extension Connection {
+    /// Takes the keys' locks out of every command of this database (`ledger.lock_keys` takes only
+    /// the writers' gate; on a Citus coordinator, Citus makes the function again on every node):
+    /// two commands sharing a key then no longer wait for each other, which is what the window
+    /// between two nodes' commits of a 2PC amounts to.
+    public func takeTheKeysLocksOut() throws {
+        try executeScript(unsafeSQL: """
+            CREATE OR REPLACE FUNCTION ledger.lock_keys(p_keys text[]) RETURNS void
+            LANGUAGE sql AS 'SELECT pg_advisory_xact_lock_shared(ledger.writers_gate())'
+            """)
+    }
+}

@@ -113,10 +113,7 @@ extension LibraryRetryTests {
         try await TestDatabase.with { db in
             let holder = try db.connect(), watcher = try db.connect()
             defer { [holder, watcher].forEach { $0.close() } }
-            try watcher.executeScript(unsafeSQL: """
-                CREATE OR REPLACE FUNCTION ledger.lock_keys(p_keys text[]) RETURNS void
-                LANGUAGE sql AS 'SELECT pg_advisory_xact_lock_shared(ledger.writers_gate())'
-                """)
+            try watcher.takeTheKeysLocksOut()
             try holder.executeScript(unsafeSQL: "BEGIN")
             #expect(try holder.run(.record(Fixture.consumable("P-1", user: "u1"), kind: .purchase)).status == .recorded)
 

@@ -67,6 +67,14 @@ extension HeavyReliabilityTests {
                 """.utf8))
         }
 
+        /// The App Store's REFUND of transaction t-9, which nobody recorded yet: parked.
+        static func refundOfT9() throws -> LedgerCommand {
+            try AppleMint().command(M.payload(
+                "REFUND", uuid: "r-1", signed: "2026-03-02T00:00:00Z",
+                transaction: M.transaction("t-9", original: "t-9", product: "gems", purchase: "2026-03-01T00:00:00Z",
+                                           type: "Consumable", account: nil, extra: "\"revocationDate\":\(M.ms("2026-03-02T00:00:00Z"))")))
+        }
+
         /// One paymentSeq recorded by two users on different workers at once: the first records
         /// it, the second waits for the first's keys and is refused `USER_INVALID`, as on one
         /// server; one payment, one claim, owned by the first. With advisory locks the second
@@ -111,11 +119,7 @@ extension HeavyReliabilityTests {
         /// parked and the payment unrefunded.
         @Test(.enabled(if: PrivateCluster.citusAsked, "a Citus state: scripts/dev test runs it with LEDGER_TEST_CITUS=1"))
         func aNotificationAndAnSDKLineForOneTransactionOnTwoWorkersMeet() async throws {
-            let mint = AppleMint()
-            let refund = try mint.command(M.payload(
-                "REFUND", uuid: "r-1", signed: "2026-03-02T00:00:00Z",
-                transaction: M.transaction("t-9", original: "t-9", product: "gems", purchase: "2026-03-01T00:00:00Z",
-                                           type: "Consumable", account: nil, extra: "\"revocationDate\":\(M.ms("2026-03-02T00:00:00Z"))")))
+            let refund = try Self.refundOfT9()
             try await Self.whileAnotherWorkersCommandIsOpen(refund, then: try Self.purchase(user: "u-1", seq: "P-9", transaction: "t-9")) {
                 first, second, coordinator throws in
                 #expect(first.map(\.status) == [.parked], "\(first)")
@@ -138,16 +142,9 @@ extension HeavyReliabilityTests {
         /// fails ("has no ownerless stream to release").
         @Test(.enabled(if: PrivateCluster.citusAsked, "a Citus state: scripts/dev test runs it with LEDGER_TEST_CITUS=1"))
         func aNotificationALineMissedBetweenTwoNodesCommitsIsReleasedOnceBySweeps() async throws {
-            let mint = AppleMint()
-            let refund = try mint.command(M.payload(
-                "REFUND", uuid: "r-1", signed: "2026-03-02T00:00:00Z",
-                transaction: M.transaction("t-9", original: "t-9", product: "gems", purchase: "2026-03-01T00:00:00Z",
-                                           type: "Consumable", account: nil, extra: "\"revocationDate\":\(M.ms("2026-03-02T00:00:00Z"))")))
+            let refund = try Self.refundOfT9()
             try await Self.withWorkersAppending { cluster, coordinator in
-                try coordinator.executeScript(unsafeSQL: """
-                    CREATE OR REPLACE FUNCTION ledger.lock_keys(p_keys text[]) RETURNS void
-                    LANGUAGE sql AS 'SELECT pg_advisory_xact_lock_shared(ledger.writers_gate())'
-                    """)
+                try coordinator.takeTheKeysLocksOut()
                 let first = try cluster.workers[0].connect(), second = try cluster.workers[1].connect()
                 defer { [first, second].forEach { $0.close() } }
                 try first.execute("BEGIN")

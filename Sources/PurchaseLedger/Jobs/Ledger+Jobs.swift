@@ -130,24 +130,32 @@ extension Ledger {
         // Under the write path's retry policy: a deadlock or a serialization failure (nothing
         // committed) finishes again at once; a lost connection is the job's error (the finish
         // may have committed: the job's lease decides), retried with the job's backoff.
+        return try await retryingOneCommand(idempotent: false) { connection in
+            let row = try connection.query("""
+                SELECT status, code, message, payment_seq
+                  FROM ledger.finish_job(\(job.id), \(job.attempt), \(effectJSON)::jsonb, \(JSONB(text: followJSON))::jsonb)
+                """)[0]
+            return FinishedJob(status: try row.decode("status"), code: try row.decode("code"),
+                               message: try row.decode("message"), paymentSeq: try row.decode("payment_seq"))
+        }
+    }
+
+    /// Runs `body`, one command's transaction, on a connection of the pool under the write path's
+    /// retry policy (``CommandRetry``): run again after a deadlock, a serialization failure or a
+    /// lost claim, and after a lost connection when `idempotent` (a second run changes nothing
+    /// the first committed), with the policy's pause.
+    func retryingOneCommand<T: Sendable>(idempotent: Bool, _ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
         var attempt = 0
         while true {
             attempt += 1
             do {
-                return try await pool.withConnection { connection in
-                    let row = try connection.query("""
-                        SELECT status, code, message, payment_seq
-                          FROM ledger.finish_job(\(job.id), \(job.attempt), \(effectJSON)::jsonb, \(JSONB(text: followJSON))::jsonb)
-                        """)[0]
-                    return FinishedJob(status: try row.decode("status"), code: try row.decode("code"),
-                                       message: try row.decode("message"), paymentSeq: try row.decode("payment_seq"))
-                }
+                return try await pool.withConnection(body)
             } catch let error as PostgresError {
                 let lost = CommandRetry.isLostConnection(error, on: nil)
-                guard case .retry = CommandRetry.next(after: error, lost: lost, attempt: attempt, commands: 1, idempotent: false) else {
-                    throw error
-                }
+                guard case .retry(let pause) = CommandRetry.next(after: error, lost: lost, attempt: attempt, commands: 1,
+                                                                 idempotent: idempotent) else { throw error }
                 CommandRetry.logRetry(logger, after: error, lost: lost, attempt: attempt, commands: 1)
+                if pause > 0 { try await Task.sleep(for: .milliseconds(Int(pause * 1000))) }
             }
         }
     }

@@ -53,25 +53,13 @@ extension Ledger {
     /// One step of the sweep, in a transaction of its own, under the write path's retry policy
     /// (it is idempotent: run again, it finds what is still parked).
     private func releaseFirstOwnedParked(after: Int64, since: Date?) async throws -> (Int64, Int)? {
-        var attempt = 0
-        while true {
-            attempt += 1
-            do {
-                return try await pool.withConnection { connection in
-                    let row = try connection.query("""
-                        SELECT notification_position, released
-                          FROM ledger.release_owned_parked(\(after), \(since)::timestamptz)
-                        """)[0]
-                    guard let position = try row.decode("notification_position", as: Int64?.self) else { return nil }
-                    return (position, Int(try row.decode("released", as: Int32.self)))
-                }
-            } catch let error as PostgresError {
-                let lost = CommandRetry.isLostConnection(error, on: nil)
-                guard case .retry(let pause) = CommandRetry.next(after: error, lost: lost, attempt: attempt, commands: 1,
-                                                                 idempotent: true) else { throw error }
-                CommandRetry.logRetry(logger, after: error, lost: lost, attempt: attempt, commands: 1)
-                if pause > 0 { try await Task.sleep(for: .milliseconds(Int(pause * 1000))) }
-            }
+        try await retryingOneCommand(idempotent: true) { connection in
+            let row = try connection.query("""
+                SELECT notification_position, released
+                  FROM ledger.release_owned_parked(\(after), \(since)::timestamptz)
+                """)[0]
+            guard let position = try row.decode("notification_position", as: Int64?.self) else { return nil }
+            return (position, Int(try row.decode("released", as: Int32.self)))
         }
     }
 }

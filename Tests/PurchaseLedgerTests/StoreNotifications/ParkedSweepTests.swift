@@ -36,10 +36,7 @@ struct ParkedSweepTests {
         try await TestDatabase.with { db in
             let holder = try db.connect(), other = try db.connect()
             defer { [holder, other].forEach { $0.close() } }
-            try other.executeScript(unsafeSQL: """
-                CREATE OR REPLACE FUNCTION ledger.lock_keys(p_keys text[]) RETURNS void
-                LANGUAGE sql AS 'SELECT pg_advisory_xact_lock_shared(ledger.writers_gate())'
-                """)
+            try other.takeTheKeysLocksOut()
             try holder.execute("BEGIN")
             #expect(try holder.executeBatch([try refund(AppleMint())]).map(\.status) == [.parked])
             #expect(try other.executeBatch([lineAfterRefund]).map(\.status) == [.recorded])
