@@ -10,8 +10,8 @@ import StoreAPIs
 /// line missed on a cluster.
 struct Reconcile: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Ask a store for what its notifications may have missed, and apply it.",
-        discussion: "Prints one result line per purchase or notification, as ingest does. Exit status: 0, 1 when one was refused, 2 for a usage error or when the store or the database cannot be reached.",
+        abstract: "Ask a store for what its notifications may have missed, and apply it; release what a line missed.",
+        discussion: "google and apple print one result line per purchase or notification, as ingest does; parked prints how many it released. Exit status: 0, 1 when one was refused, 2 for a usage error or when the store or the database cannot be reached.",
         subcommands: [Google.self, Apple.self, Parked.self])
 
     struct Window: ParsableArguments {
