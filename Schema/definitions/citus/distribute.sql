@@ -9,9 +9,10 @@
 -- everywhere at once (2PC). The log goes next, distributed by its owner (user_id); every other
 -- table of a user's facts is distributed by user_id colocated with it, so that a command's
 -- statements, which all name the owner, run on one worker; each key registry (and the account
--- links) is distributed by its own key; the jobs stay on the coordinator, in Citus's metadata. The log's append-only triggers fire on its shards
--- (citus.enable_unsafe_triggers, for this transaction). Once the log is distributed, every
--- function of the ledger is on every node, the projection's functions are made again, under the custom plans a distributed log needs
+-- links) is distributed by its own key; the jobs stay on the coordinator, in Citus's metadata.
+-- The log's append-only triggers fire on its shards (citus.enable_unsafe_triggers, for this
+-- transaction). Once the log is distributed, every function of the ledger is on every node,
+-- the projection's functions are made again, under the custom plans a distributed log needs
 -- (install_project_range.sql), and the queries that read it through SQL functions are made
 -- PL/pgSQL (install_distributed_queries.sql). A rebuild swaps in new tables that its replay
 -- placed already (ledger.distribute_shadow), and calls this in the swap's transaction for what a

@@ -1,8 +1,8 @@
 -- Settles the deferred spans just before the transaction commits: the constraint trigger of
 -- the transaction's marker in ledger.spans_settle (one per transaction and schema), deferred
--- to the commit (made with the table, ledger.make_spans_scratch). It runs in the transaction, so a failure fails the commit. SECURITY DEFINER:
--- at the commit the current user is the session's (a writer's role), not a command function's
--- owner.
+-- to the commit (made with the table, ledger.make_spans_scratch). It runs in the transaction,
+-- so a failure fails the commit. SECURITY DEFINER: at the commit the current user is the
+-- session's (a writer's role), not a command function's owner.
 CREATE OR REPLACE FUNCTION ledger.settle_spans_at_commit()
 RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
