@@ -39,7 +39,7 @@ public struct ArrayLines: LineSource {
 extension Connection {
     /// Takes the keys' locks out of every command of this database (`ledger.lock_keys` takes only
     /// the writers' gate; on a Citus coordinator, Citus makes the function again on every node):
-    /// two commands sharing a key then no longer wait for each other, which is what the window
+    /// two commands sharing a key then do not wait for each other, which is what the window
     /// between two nodes' commits of a 2PC amounts to.
     public func takeTheKeysLocksOut() throws {
         try executeScript(unsafeSQL: """
