@@ -97,23 +97,37 @@ SQL
 # command Citus sends to a worker.
 CITUS_COORDINATOR_LOG="$CITUS_HOME/nodes/${CITUS_NODES[0]}.log"
 
-# Database $1's sessions from now on log every command Citus sends to a worker, with its
-# connection, in the coordinator's log (not to the client, whose output stays as it was):
-# citus_audit_2pc reads them. citus_create_database does
+# Every node's server log: a command the entry point runs on a worker
+# (ledger.execute_user_commands) sends its commands to the other nodes from that worker, and
+# coordinates its 2PC there.
+citus_node_logs() {
+    local node
+    for node in "${CITUS_NODES[@]}"; do echo "$CITUS_HOME/nodes/$node.log"; done
+}
+
+# Database $1's sessions on every node from now on log every command Citus sends to another
+# node, with its connection, in their node's log (not to the client, whose output stays as it
+# was): citus_audit_2pc reads them. Set on each node, not propagated. citus_create_database does
 # this for every database it makes while CITUS_AUDIT_2PC is set (run-scenarios makes its own
 # through it). Not the model-based test's: its thousands of commands wrote 650 MB of log, and the
 # scenarios, the commands' check, the races and the killed worker cover the same write paths.
 citus_audit_database() {
-    psql "$(citus_conninfo 0 "$1")" -q -c "ALTER DATABASE \"$1\" SET citus.log_remote_commands = on" \
-        -c "ALTER DATABASE \"$1\" SET log_min_messages = notice" \
-        -c "ALTER DATABASE \"$1\" SET client_min_messages = warning" >/dev/null
+    local i
+    for i in "${!CITUS_NODES[@]}"; do
+        psql "$(citus_conninfo "$i" "$1")" -q -c "SET citus.enable_ddl_propagation = off" \
+            -c "ALTER DATABASE \"$1\" SET citus.log_remote_commands = on" \
+            -c "ALTER DATABASE \"$1\" SET log_min_messages = notice" \
+            -c "ALTER DATABASE \"$1\" SET client_min_messages = warning" >/dev/null
+    done
 }
 
-# Whether every transaction that used two-phase commit in the coordinator's log since byte $1
-# prepared every worker it wrote (scripts/citus-2pc-audit); $2 names what ran, for the report.
+# Whether every transaction that used two-phase commit in the nodes' logs since the offsets $1
+# (citus_log_offset's) prepared every node it wrote (scripts/citus-2pc-audit); $2 names what
+# ran, for the report.
 citus_audit_2pc() {
     local out
-    if ! out=$(python3 "$ROOT/scripts/citus-2pc-audit" "$CITUS_COORDINATOR_LOG" "$1"); then
+    # shellcheck disable=SC2046
+    if ! out=$(python3 "$ROOT/scripts/citus-2pc-audit" $(paste -d: <(citus_node_logs) <(echo "$1" | tr ',' '\n'))); then
         echo "Citus: the 2PC audit of $2: $out" >&2
         return 1
     fi
@@ -138,9 +152,11 @@ citus_probe_copy_2pc() {
     fi
 }
 
-# The coordinator log's size: where an audit starts.
+# Each node's log size, comma-separated in the nodes' order: where an audit starts.
 citus_log_offset() {
-    wc -c <"$CITUS_COORDINATOR_LOG"
+    local log sizes=()
+    while read -r log; do sizes+=("$(wc -c <"$log")"); done < <(citus_node_logs)
+    (IFS=,; echo "${sizes[*]}")
 }
 
 # Whether `ledger verify` and `verify --chain` pass on the ledger at conninfo $1; else says so,
@@ -336,16 +352,13 @@ citus_check_advice() {
     return $ok
 }
 
-# Commands run through the coordinator: the readers order the log by the coordinator's
-# transaction ids, and a command run by a client of a worker would append in the worker's ids and
-# from its range of positions (ledger.appended_through_the_coordinator). In a new database: a
-# consume sent to either worker is refused (exit 2, naming the rule), writes nothing, and goes
-# through the coordinator afterwards. Then, with the appends' refusal taken out, as in a ledger
-# from before it, a consume on a worker appends at 2^48 + 1 or above, and `ledger migrate`
-# (its check in 0016_events_on_the_coordinator.sql, run again) refuses the ledger, naming the
-# event, and records nothing. The database is dropped after: its log keeps that event.
+# The entry point on the users' workers (ledger.execute_user_commands). In a new database: a
+# purchase sent to the coordinator by `ledger ingest` appends on the worker that holds its user's
+# shard, in that worker's range of positions (node group g from g * 2^48 + 1); a consume sent to
+# each worker by a client connected there runs there, once: the first consumes, the second
+# answers that it was consumed already; `ledger verify` finds the projections equal to the log.
 citus_check_worker_appends() {
-    local name="ledger_citus_worker_appends_$$" url ok=0 i out status before
+    local name="ledger_citus_worker_appends_$$" url ok=0 i out group expected
     citus_create_database "$name"
     "$CITUS_LEDGER" migrate --database-url "$(citus_conninfo 0 "$name")" >/dev/null || ok=1
     url=$(citus_conninfo 0 "$name")
@@ -353,46 +366,28 @@ citus_check_worker_appends() {
         >"$CITUS_HOME/worker-purchase.ndjson"
     printf '%s\n' '{"type":"consume","userId":"u-worker","paymentSeq":"2026999000001","purchaseToken":"tok-worker"}' \
         >"$CITUS_HOME/worker-consume.ndjson"
-    "$CITUS_LEDGER" ingest "$CITUS_HOME/worker-purchase.ndjson" --database-url "$url" >/dev/null || ok=1
-    before=$(psql "$url" -Atqc "SELECT count(*) FROM ledger.events")
+    out=$("$CITUS_LEDGER" ingest "$CITUS_HOME/worker-purchase.ndjson" --database-url "$url")
+    echo "$out" | grep -q '"status":"recorded"' || { echo "Citus: the purchase was not recorded: $out" >&2; ok=1; }
+    group=$(psql "$url" -Atqc "SELECT DISTINCT position >> 48 FROM ledger.events WHERE user_id = 'u-worker'")
+    expected=$(psql "$url" -Atqc "SELECT p.groupid FROM pg_dist_placement p
+                                   WHERE p.shardid = get_shard_id_for_distribution_column('ledger.events', 'u-worker')")
+    if [ -z "$expected" ] || [ "$group" != "$expected" ] || [ "$group" = 0 ]; then
+        echo "Citus: the purchase appended in node group(s) '$group', not on its user's worker (group $expected)" >&2
+        ok=1
+    fi
     for i in 1 2; do
         out=$("$CITUS_LEDGER" ingest "$CITUS_HOME/worker-consume.ndjson" --database-url "$(citus_conninfo "$i" "$name")" 2>&1)
-        status=$?
-        if [ $status -ne 2 ] || ! echo "$out" | grep -q "the ledger's commands run through the Citus coordinator, and this one ran on a worker (position [0-9]\{15\})"; then
-            echo "Citus: a consume on worker $i was not refused (exit $status): $out" >&2
-            ok=1
-        fi
+        expected='"status":"consumed"'
+        [ "$i" = 2 ] && expected='"status":"alreadyConsumed"'
+        echo "$out" | grep -q "$expected" || { echo "Citus: the consume sent to worker $i did not answer $expected: $out" >&2; ok=1; }
     done
-    if [ "$(psql "$url" -Atqc "SELECT count(*) FROM ledger.events")" != "$before" ] ||
-        [ "$(psql "$url" -Atqc "SELECT consumed_at IS NULL FROM ledger.payments WHERE payment_seq = '2026999000001'")" != t ]; then
-        echo "Citus: a consume refused on a worker wrote something" >&2
+    if [ "$(psql "$url" -Atqc "SELECT count(*) FROM ledger.events WHERE type = 'PaymentConsumed'")" != 1 ]; then
+        echo "Citus: the consumes sent to the workers did not consume the payment once" >&2
         ok=1
     fi
-    out=$("$CITUS_LEDGER" ingest "$CITUS_HOME/worker-consume.ndjson" --database-url "$url")
-    echo "$out" | grep -q '"status":"consumed"' || { echo "Citus: the consume did not go through the coordinator: $out" >&2; ok=1; }
-    # A ledger from before the refusal, with an event appended on a worker.
-    psql "$url" -qc "CREATE OR REPLACE FUNCTION ledger.appended_through_the_coordinator(p_position bigint) RETURNS boolean
-                         LANGUAGE sql IMMUTABLE AS 'SELECT true'" \
-        -c "DELETE FROM ledger.schema_migrations WHERE name = '0016_events_on_the_coordinator.sql'" || ok=1
-    printf '%s\n' '{"type":"purchase","userId":"u-worker","storeCode":"AS","paymentSeq":"2026999000002","productId":"gems","productType":"CONSUMABLE","price":"0.99","currency":"USD","purchaseToken":"tok-worker-2","transactionId":"t-worker-2","purchaseTime":"2026-12-01T00:00:00Z"}' \
-        >"$CITUS_HOME/worker-purchase.ndjson"
-    printf '%s\n' '{"type":"consume","userId":"u-worker","paymentSeq":"2026999000002","purchaseToken":"tok-worker-2"}' \
-        >"$CITUS_HOME/worker-consume.ndjson"
-    "$CITUS_LEDGER" ingest "$CITUS_HOME/worker-purchase.ndjson" --database-url "$url" >/dev/null &&
-        "$CITUS_LEDGER" ingest "$CITUS_HOME/worker-consume.ndjson" --database-url "$(citus_conninfo 1 "$name")" >/dev/null || {
-        echo "Citus: without the refusal, the consume on a worker failed" >&2; ok=1; }
-    out=$("$CITUS_LEDGER" migrate --database-url "$url" 2>&1)
-    status=$?
-    if [ $status -eq 0 ] || ! echo "$out" | grep -q "ledger.events holds 1 event(s) appended on a Citus worker (positions from 2^48, the first 28147497671065[0-9]"; then
-        echo "Citus: ledger migrate did not refuse the event appended on a worker (exit $status): $out" >&2
-        ok=1
-    fi
-    if psql "$url" -Atqc "SELECT count(*) FROM ledger.schema_migrations WHERE name = '0016_events_on_the_coordinator.sql'" | grep -qv '^0$'; then
-        echo "Citus: the refused migration was recorded" >&2
-        ok=1
-    fi
+    out=$("$CITUS_LEDGER" verify --database-url "$url" 2>&1) || { echo "Citus: verify after the workers' commands failed: $out" >&2; ok=1; }
     citus_drop_database "$name"
-    [ $ok -eq 0 ] && echo "  a consume sent to a worker is refused and writes nothing; a ledger with an event appended on a worker does not migrate"
+    [ $ok -eq 0 ] && echo "  a purchase appends on its user's worker; a consume sent to each worker runs there, once; verify is equal"
     return $ok
 }
 
@@ -1033,7 +1028,7 @@ citus_check_private_clusters() {
     (cd "$ROOT" && LEDGER_TEST_CITUS=1 swift test -c release --disable-testable-imports --skip-build \
         --filter 'CatchUpReaderHorizon|CatchUpReaderAcrossXidDigits|RebuildOnCitus|CommandsOnWorkers') >"$log" 2>&1
     local status=$?
-    if [ $status -eq 0 ] && grep -q "Test run with 15 tests in 5 suites passed" "$log" && ! grep -q "skipped" "$log"; then
+    if [ $status -eq 0 ] && grep -q "Test run with 16 tests in 5 suites passed" "$log" && ! grep -q "skipped" "$log"; then
         grep -E "Test run with" "$log" | sed 's/^/  /'
     else
         grep -E "✘|skipped|error|Test run with" "$log" | head -40 | sed 's/^/  /'

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Postgres
+import Synchronization
 
 /// The purchase ledger, for a backend service: one call per contract command and per query,
 /// each one round trip on a pooled connection. Safe to share between tasks.
@@ -28,6 +29,10 @@ public final class Ledger: Sendable {
     package let reports: ReportRunner
     /// Where the queries read: streaming replicas when configured (``ReadReplicas``).
     package let replicas: ReadReplicas
+    /// Whether the ledger is distributed on a Citus cluster, where a batch goes as one call per
+    /// owner, each run on the owner's worker (``CommandRouting``): asked of the database once
+    /// (`ledger.commands_on_workers()`), and again after ``migrate()``.
+    let commandsOnWorkers = Mutex<Bool?>(nil)
     /// Commands in one group-commit batch at most: enough to amortise a commit, few enough that
     /// a batch's locks stay short.
     static let maxBatchSize = 32
@@ -84,7 +89,8 @@ public final class Ledger: Sendable {
     /// migrations it applied, the definitions, a rebuild of the projections).
     @discardableResult
     public func migrate() async throws -> [String] {
-        try await pool.withConnection { try Migrator().migrate($0) }
+        defer { commandsOnWorkers.withLock { $0 = nil } }
+        return try await pool.withConnection { try Migrator().migrate($0) }
     }
 
     /// Runs one command and returns the contract's outcome; refusals come back as `.rejected`
@@ -100,11 +106,46 @@ public final class Ledger: Sendable {
         try await groupCommit.execute(command) { [self] commands in await runBatch(commands) }
     }
 
-    /// Runs commands as one transaction and returns one result per command, in order: the
-    /// engine's retry rules (`CommandRetry`) for the library.
+    /// Runs concurrent commands and returns one result per command, in order: on one server as
+    /// one transaction; on a Citus cluster as one call per owner (``CommandRouting/byOwner(_:)``),
+    /// each a transaction on the owner's worker, the calls at once.
     package func runBatch(_ commands: [LedgerCommand]) async -> [Result<CommandOutcome, any Error>] {
-        let now = Date()
         let commands = commands.map { $0.askingStores(stores) }
+        guard await runsCommandsOnWorkers() else {
+            return await runBatch(commands, routedBy: nil)
+        }
+        let groups = CommandRouting.byOwner(commands)
+        if groups.count == 1 {
+            return await runBatch(commands, routedBy: groups[0].owner)
+        }
+        var results = [Result<CommandOutcome, any Error>?](repeating: nil, count: commands.count)
+        await withTaskGroup(of: (group: CommandRouting.Group, results: [Result<CommandOutcome, any Error>]).self) { tasks in
+            for group in groups {
+                tasks.addTask {
+                    (group, await self.runBatch(group.indices.map { commands[$0] }, routedBy: group.owner))
+                }
+            }
+            for await (group, answers) in tasks {
+                for (i, answer) in zip(group.indices, answers) { results[i] = answer }
+            }
+        }
+        return results.map { $0! }
+    }
+
+    /// Whether batches go as one call per owner (``commandsOnWorkers``), asked on a pooled
+    /// connection the first time; false when it cannot be asked (the call then fails on its own).
+    package func runsCommandsOnWorkers() async -> Bool {
+        if let known = commandsOnWorkers.withLock({ $0 }) { return known }
+        guard let known = try? await pool.withConnection({ try $0.commandsOnWorkers() }) else { return false }
+        commandsOnWorkers.withLock { $0 = known }
+        return known
+    }
+
+    /// Runs commands as one transaction and returns one result per command, in order: the
+    /// engine's retry rules (`CommandRetry`) for the library, sent as
+    /// ``Connection/executeBatch(_:now:routedBy:)`` sends them.
+    private func runBatch(_ commands: [LedgerCommand], routedBy owner: String?) async -> [Result<CommandOutcome, any Error>] {
+        let now = Date()
         var attempt = 0
         while true {
             attempt += 1
@@ -113,7 +154,7 @@ public final class Ledger: Sendable {
                 // The connection says whether it was lost; the pool drops a broken one.
                 result = try await pool.withConnection { connection -> Result<[CommandOutcome], FailedAttempt> in
                     do {
-                        let outcomes = try connection.executeBatch(commands, now: now)
+                        let outcomes = try connection.executeBatch(commands, now: now, routedBy: owner)
                         self.statistics.committed(commands.count, on: connection, logger: self.logger)
                         self.replicas.committed(on: connection)
                         return .success(outcomes)
@@ -126,7 +167,7 @@ public final class Ledger: Sendable {
                 // cancellation must not fail the calls it carries, so they run in a task of their own.
                 if error is CancellationError, commands.count > 1 {
                     let rest = Array(commands.dropFirst())
-                    return [.failure(error)] + (await Task { await self.runBatch(rest) }.value)
+                    return [.failure(error)] + (await Task { await self.runBatch(rest, routedBy: owner) }.value)
                 }
                 return commands.map { _ in .failure(error) }
             }
@@ -143,7 +184,7 @@ public final class Ledger: Sendable {
                 case .split:
                     CommandRetry.logSplit(logger, after: failed.error, attempt: attempt, commands: commands.count)
                     let half = commands.count / 2
-                    return await runBatch(Array(commands[..<half])) + runBatch(Array(commands[half...]))
+                    return await runBatch(Array(commands[..<half]), routedBy: owner) + runBatch(Array(commands[half...]), routedBy: owner)
                 case .fail:
                     break
                 }
@@ -156,7 +197,7 @@ public final class Ledger: Sendable {
                     if failed.lost && !command.isIdempotent {
                         results.append(.failure(failed.error))
                     } else {
-                        results += await runBatch([command])
+                        results += await runBatch([command], routedBy: owner)
                     }
                 }
                 return results

@@ -58,38 +58,6 @@ struct DistributionPlanTests {
         }
     }
 
-    /// A command run on a Citus worker appends with the worker's transaction ids and a position
-    /// from the worker's range of the log's identity (2^48 and above), which the readers cannot
-    /// order: the log's two appends refuse it (`ledger.appended_through_the_coordinator`). Here
-    /// on one server, with the identity moved into a worker's range: a lone command and a set are
-    /// refused, naming the position, and write nothing; back below 2^48, the same lines are
-    /// recorded. (scripts/citus.sh sends a command to a worker of a cluster.)
-    @Test func theAppendsRefuseAPositionFromAWorkersRange() async throws {
-        try await TestDatabase.with { db in
-            try db.withConnection { c throws in
-                let product = #"{"type":"product","storeCode":"GG","productId":"gems","productType":"CONSUMABLE"}"#
-                let purchases = (1...2).map { n in
-                    #"{"type":"purchase","userId":"u-\#(n)","storeCode":"AS","paymentSeq":"202699900000\#(n)","productId":"gems","productType":"CONSUMABLE","price":"0.99","currency":"USD","purchaseToken":"tok-\#(n)","transactionId":"t-\#(n)","purchaseTime":"2026-12-01T00:00:00Z"}"#
-                }
-                try c.execute("ALTER TABLE ledger.events ALTER COLUMN position RESTART WITH 281474976710657")
-                // A set names its last position; the refused one took a value of the identity.
-                for (lines, what, position) in [([product], "one", 281474976710657), (purchases, "set", 281474976710659)] {
-                    do {
-                        let outcomes = try c.ingest(lines)
-                        Issue.record("the \(what) was not refused: \(outcomes)")
-                    } catch {
-                        #expect("\(error)".contains("and this \(what) ran on a worker (position \(position))"), "\(error)")
-                    }
-                }
-                #expect(try c.count("SELECT count(*) FROM ledger.events") == 0)
-                #expect(try c.count("SELECT count(*) FROM ledger.streams") + c.count("SELECT count(*) FROM ledger.payments") == 0)
-                try c.execute("ALTER TABLE ledger.events ALTER COLUMN position RESTART WITH 1")
-                #expect(try c.ingest([product] + purchases).count == 3)
-                #expect(try c.count("SELECT count(*) FROM ledger.payments") == 2)
-            }
-        }
-    }
-
     /// Every SQL-language function that reads a table the plan distributes is made PL/pgSQL on a
     /// distributed log (`ledger.distributed_queries`, since Citus plans no statement that reads a
     /// distributed table through a SQL function), but the plan itself, which names the tables as

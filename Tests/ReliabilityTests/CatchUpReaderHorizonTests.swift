@@ -165,16 +165,11 @@ extension HeavyReliabilityTests {
         /// each below its node's horizon (`ledger.read_horizons()`); it, the feed and the webhooks'
         /// dispatcher, reading while they write, return every event once, in (tx, position) order
         /// within each group.
-        ///
-        /// The ledger's own commands still refuse to run on a worker (their keys' locks, the
-        /// writers' gate and the jobs are the coordinator's: `ledger.appended_through_the_coordinator`);
-        /// this test takes that refusal out, on every node, since it appends test events alone.
         @Test(.enabled(if: PrivateCluster.citusAsked, "a Citus cluster: scripts/dev test runs it with LEDGER_TEST_CITUS=1"))
         func aReaderFollowingWritersOnEveryNodeSeesEachNodesEventsExactlyOnce() async throws {
             try await PrivateCluster.with(citus: true) { cluster in
                 let reader = try cluster.connect()
                 defer { reader.close() }
-                try PrivateCluster.letWorkersAppend(reader)
                 let ledger = Ledger(databaseURL: cluster.conninfo, poolSize: 2)
                 let (endpoint, _) = try await ledger.addWebhook(url: "http://127.0.0.1:9/unreachable")
                 let nodes = [cluster] + cluster.workers

@@ -5,32 +5,30 @@ import PurchaseLedger
 import Testing
 
 extension HeavyReliabilityTests {
-    /// Commands run on the workers, each sent to its worker, as the pushed-down entry point will
-    /// run a user's commands on the user's worker; the appends' refusal of a worker's position is
-    /// taken out, as the push-down will.
+    /// Commands run on the workers: each sent to a worker of the test's choice, as a client
+    /// connected there runs them, and through the entry point pushed down to the user's worker
+    /// (`ledger.execute_user_commands`), as the library sends them.
     ///
     /// The keys' locks: an advisory lock is one node's, and a command on one worker would not
-    /// wait for one on the other. Once the appends take a worker's position, `ledger.lock_keys`
-    /// takes each key as a row lock of `ledger.key_locks` on the node that holds the key's
-    /// shard, so two commands sharing a key wait for each other wherever they run, and the second
-    /// decides by what the first committed, as on one server.
+    /// wait for one on the other. On a distributed log (`ledger.commands_on_workers()`),
+    /// `ledger.lock_keys` takes each key as a row lock of `ledger.key_locks` on the node that
+    /// holds the key's shard, so two commands sharing a key wait for each other wherever they
+    /// run, and the second decides by what the first committed, as on one server.
     @Suite("Commands run on the workers, on a Citus cluster of its own")
     struct CommandsOnWorkers {
         typealias M = AppleMint
 
-        /// A cluster of its own with two workers, whose appends take a worker's position
-        /// (`PrivateCluster.letWorkersAppend`), and a connection to its coordinator.
+        /// A cluster of its own with two workers, and a connection to its coordinator.
         static func withWorkersAppending(_ body: (PrivateCluster, Connection) async throws -> Void) async throws {
             try await PrivateCluster.with(citus: true) { cluster in
                 let coordinator = try cluster.connect()
                 defer { coordinator.close() }
-                try PrivateCluster.letWorkersAppend(coordinator)
                 try #require(cluster.workers.count == 2)
                 try await body(cluster, coordinator)
             }
         }
 
-        /// On a cluster of its own whose appends take a worker's position: runs `first` on the
+        /// On a cluster of its own: runs `first` on the
         /// first worker in a transaction left open, then `second` on the second worker on a
         /// connection of its own. Checks that `second` is still waiting 3 s later, commits
         /// `first`, and hands both outcomes and a connection to the coordinator to `check`.
@@ -108,6 +106,52 @@ extension HeavyReliabilityTests {
                 #expect(second.first?.error?.code == .paymentConflict, "\(second)")
                 #expect(try coordinator.count("SELECT count(*) FROM ledger.transaction_keys WHERE transaction_id = 't-1' AND user_id = 'u-1'") == 1)
                 #expect(try coordinator.count("SELECT count(*) FROM ledger.payments") == 1)
+            }
+        }
+
+        /// The library through the coordinator sends each call of the entry point with one
+        /// owner's commands (`ledger.execute_user_commands`, ``CommandRouting``), and Citus runs it
+        /// on the worker that holds the owner's shards: six users' purchases at once each append
+        /// in the node group of their user's shard, none on the coordinator; sixteen consumes of
+        /// one payment at once consume it once; lines whose order counts (a paymentSeq bought by
+        /// one user, then by another) answer as run one by one; `verify` is equal. Without the
+        /// push-down every event is appended on the coordinator (group 0).
+        @Test(.enabled(if: PrivateCluster.citusAsked, "a Citus state: scripts/dev test runs it with LEDGER_TEST_CITUS=1"))
+        func theLibrarySendsEachUsersCommandsToTheUsersWorker() async throws {
+            try await Self.withWorkersAppending { cluster, coordinator in
+                let ledger = Ledger(databaseURL: cluster.conninfo, poolSize: 4)
+                let purchases = try (1...6).map { n in try Self.purchase(user: "u-\(n)", seq: "P-\(n)", transaction: "t-\(n)") }
+                let recorded = try await withThrowingTaskGroup(of: CommandOutcome.Status.self) { tasks in
+                    for purchase in purchases { tasks.addTask { try await ledger.execute(purchase).status } }
+                    return try await tasks.reduce(into: [CommandOutcome.Status]()) { $0.append($1) }
+                }
+                #expect(recorded == Array(repeating: .recorded, count: 6))
+                #expect(try coordinator.count("SELECT count(*) FROM ledger.events") == 6)
+                #expect(try coordinator.count("""
+                    SELECT count(*) FROM ledger.events e
+                      JOIN pg_dist_placement p ON p.shardid = get_shard_id_for_distribution_column('ledger.events', e.user_id)
+                     WHERE e.position >> 48 = p.groupid AND p.groupid <> 0
+                    """) == 6, "an event was not appended on its user's worker")
+
+                let consume = LedgerCommand.consume(paymentSeq: "P-1", userId: "u-1", purchaseToken: "tok-P-1", time: nil)
+                let consumed = try await withThrowingTaskGroup(of: CommandOutcome.Status.self) { tasks in
+                    for _ in 1...16 { tasks.addTask { try await ledger.execute(consume).status } }
+                    return try await tasks.reduce(into: [CommandOutcome.Status]()) { $0.append($1) }
+                }
+                #expect(consumed.filter { $0 == .consumed }.count == 1, "\(consumed)")
+                #expect(consumed.filter { $0 == .alreadyConsumed }.count == 15, "\(consumed)")
+                await ledger.close()
+
+                let lines = [("u-8", "Q-2", "t-q2"), ("u-7", "Q-1", "t-q1"), ("u-8", "Q-1", "t-q3")].map { user, seq, transaction in
+                    #"{"type":"purchase","userId":"\#(user)","storeCode":"AS","paymentSeq":"\#(seq)","productId":"gems","productType":"CONSUMABLE","price":"0.99","currency":"USD","transactionId":"\#(transaction)","purchaseTime":"2026-03-01T00:00:00Z","purchaseToken":"tok-\#(seq)"}"#
+                }
+                let answers = try coordinator.ingest(lines)
+                #expect(answers.map(\.status) == [.recorded, .recorded, .rejected], "\(answers)")
+                #expect(answers.last?.error?.code == .userInvalid, "\(answers)")
+                #expect(try coordinator.count("SELECT count(*) FROM ledger.events WHERE position < 281474976710656") == 0,
+                        "an event was appended on the coordinator")
+                let report = try ProjectionVerifier(connection: coordinator).verify()
+                #expect(report.isEqual, "\(report.differences)")
             }
         }
 

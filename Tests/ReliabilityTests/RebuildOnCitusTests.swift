@@ -68,10 +68,8 @@ extension HeavyReliabilityTests {
         /// request for the gate alone queues on that worker (made by a session named
         /// `application`, when given) and checks that `work` has not ended, then commits the
         /// command and hands what `work` returned to `check`, with a connection to that worker.
-        /// `workersAppend` takes the appends' refusal of a worker's position out first, as the
-        /// push-down will.
         static func withACommandHoldingAWorkersGate<T: Sendable>(
-            _ what: String, workersAppend: Bool = false, application: String? = nil,
+            _ what: String, application: String? = nil,
             _ work: @escaping @Sendable (Connection) throws -> T, check: (T, Connection) throws -> Void
         ) async throws {
             try await PrivateCluster.with(citus: true) { cluster in
@@ -80,7 +78,6 @@ extension HeavyReliabilityTests {
                 try #require(try coordinator.ingest([
                     #"{"type":"product","storeCode":"GG","productId":"gems","productType":"CONSUMABLE"}"#,
                 ]).count == 1)
-                if workersAppend { try PrivateCluster.letWorkersAppend(coordinator) }
                 try #require(cluster.workers.count == 2)
                 let command = try cluster.workers[1].connect()
                 defer { command.close() }
@@ -131,7 +128,7 @@ extension HeavyReliabilityTests {
         /// snapshots. Without the workers' gates the verify runs at once, beside the open command.
         @Test(.enabled(if: PrivateCluster.citusAsked, "a Citus state: scripts/dev test runs it with LEDGER_TEST_CITUS=1"))
         func aVerifysSnapshotsWaitForACommandHoldingTheWritersGateOnAWorker() async throws {
-            try await Self.withACommandHoldingAWorkersGate("verify", workersAppend: true, application: "ledger verify: writers' gate",
+            try await Self.withACommandHoldingAWorkersGate("verify", application: "ledger verify: writers' gate",
                                                           { try ProjectionVerifier(connection: $0).verify() }) {
                 (report: VerifyReport, worker: Connection) throws in
                 #expect(report.events == 1 && report.differences.isEmpty, "\(report.differences)")

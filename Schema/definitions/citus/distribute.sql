@@ -70,19 +70,23 @@ BEGIN
     IF v_log THEN
         PERFORM ledger.install_project_range('ledger');
         PERFORM ledger.install_distributed_queries();
+        PERFORM ledger.install_commands_on_workers();
     END IF;
     -- The functions that reach a worker by a route (ledger.worker_routes): distributed by their
     -- argument and colocated with the log, so that Citus runs a call on the worker holding that
     -- key's shard. The readers ask a worker's horizon outside any transaction block
     -- (ledger.node_read_horizon); a rebuild's swap takes a worker's writers' gate inside its
     -- transaction (ledger.hold_writers_gate), which Citus delegates only with force_delegation;
-    -- `ledger migrate` makes each worker's scratch tables so too (ledger.spans_scratch_on).
-    -- Once each, also on a ledger distributed before they existed.
+    -- `ledger migrate` makes each worker's scratch tables so too (ledger.spans_scratch_on). The
+    -- entry point runs on the user's worker (ledger.execute_user_commands), a call made outside
+    -- a transaction block, as the library makes it. Once each, also on a ledger distributed
+    -- before they existed.
     IF EXISTS (SELECT FROM pg_dist_partition WHERE logicalrelid = 'ledger.events'::regclass) THEN
         FOR p IN SELECT f.name, f.forced
                    FROM (VALUES ('ledger.node_read_horizon(text)', false),
                                 ('ledger.hold_writers_gate(text)', true),
-                                ('ledger.spans_scratch_on(text)', true)) AS f(name, forced)
+                                ('ledger.spans_scratch_on(text)', true),
+                                ('ledger.execute_user_commands(text,ledger.command[])', false)) AS f(name, forced)
                   WHERE NOT EXISTS (SELECT FROM pg_dist_object
                                      WHERE classid = 'pg_catalog.pg_proc'::regclass
                                        AND objid = f.name::regprocedure

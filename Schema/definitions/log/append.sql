@@ -8,8 +8,9 @@
 -- registries' to keep: every stream's name is made of a key they hold or of its owner, and the
 -- commands ask them before they append (ledger.chain_breaks reports a name under two owners). A
 -- stream changes owners only when a parked notification is released: ledger.release_parked
--- moves its row first. On a Citus cluster it appends through the coordinator only
--- (ledger.appended_through_the_coordinator).
+-- moves its row first. On a Citus cluster it appends on the node that runs the command, the
+-- user's worker when the entry point is pushed down (ledger.execute_user_commands), with that
+-- node's transaction id and a position from its range (ledger.read_horizons).
 CREATE OR REPLACE FUNCTION ledger.append(p_stream text, p_type text, p_data jsonb, p_occurred_at timestamptz,
                               p_expected_version integer DEFAULT NULL, p_user_id text DEFAULT NULL)
 RETURNS bigint
@@ -50,10 +51,6 @@ BEGIN
     INSERT INTO ledger.events (stream, version, type, data, occurred_at, prev_hash, hash, user_id)
     VALUES (p_stream, v_version + 1, p_type, p_data, p_occurred_at, v_prev, v_hash, v_owner)
     RETURNING position INTO v_pos;
-    IF NOT ledger.appended_through_the_coordinator(v_pos) THEN
-        RAISE EXCEPTION 'the ledger''s commands run through the Citus coordinator, and this one ran on a worker (position %): the keys'' locks are the coordinator''s, and so are the jobs', v_pos
-            USING ERRCODE = 'feature_not_supported';
-    END IF;
     RETURN v_pos;
 END
 $$;

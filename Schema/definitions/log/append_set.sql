@@ -49,10 +49,6 @@ BEGIN
     IF v_written <> cardinality(p_streams) THEN
         RAISE EXCEPTION 'a stream of this batch moved while it was appended' USING ERRCODE = 'serialization_failure';
     END IF;
-    IF NOT ledger.appended_through_the_coordinator(v_positions[cardinality(v_positions)]) THEN
-        RAISE EXCEPTION 'the ledger''s commands run through the Citus coordinator, and this set ran on a worker (position %): the keys'' locks are the coordinator''s, and so are the jobs',
-            v_positions[cardinality(v_positions)] USING ERRCODE = 'feature_not_supported';
-    END IF;
     RETURN v_positions;
 END
 $$;

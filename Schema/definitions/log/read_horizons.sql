@@ -18,12 +18,10 @@
 -- such a group, and for one whose call was not routed there. Each horizon is taken before the
 -- reader's statement on its group's events, as ledger.read_horizon() requires.
 --
--- The workers' rows come only while the log can hold a worker's event: while the appends refuse a
--- worker's position (ledger.appended_through_the_coordinator) it holds none (migration 0016
--- refused a ledger that did), and a read asks nothing more. Once they take one, the rows come on
--- every read: looking for a worker's event first would query every shard, 4 to 5 ms a read on
--- the test cluster, against about 1 ms for both workers' horizons routed to them
--- (docs/scale-out.md, "Readers on a cluster").
+-- The workers' rows come on a distributed log only (ledger.commands_on_workers), on every read:
+-- looking for a worker's event first would query every shard, 4 to 5 ms a read on the test
+-- cluster, against about 1 ms for both workers' horizons routed to them (docs/scale-out.md,
+-- "Readers on a cluster").
 CREATE OR REPLACE FUNCTION ledger.read_horizons(OUT node_group integer, OUT horizon xid8, OUT route text)
 RETURNS SETOF record
 LANGUAGE plpgsql VOLATILE AS $$
@@ -31,9 +29,9 @@ BEGIN
     node_group := ledger.local_node_group();
     horizon := ledger.read_horizon();
     RETURN NEXT;
-    -- One inlined comparison: while the appends refuse a worker's position, there is nothing to
-    -- ask. ledger.worker_routes() answers nothing on one server or on a worker.
-    IF NOT ledger.appended_through_the_coordinator(281474976710656) THEN
+    -- An inlined constant: one server has nothing to ask. ledger.worker_routes() answers
+    -- nothing on a worker.
+    IF NOT ledger.commands_on_workers() THEN
         RETURN;
     END IF;
     RETURN QUERY SELECT r.node_group, NULL::xid8, r.route FROM ledger.worker_routes() AS r;

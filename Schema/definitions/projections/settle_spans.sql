@@ -36,11 +36,22 @@ BEGIN
     -- waits for nothing else until it commits, so no deadlock, and the next settler of the
     -- lineage waits for that commit and reads it. Only the live schema has concurrent writers;
     -- a replay (every lineage of the log at once) settles a shadow no one else writes.
+    -- On a Citus cluster, where commands run on the workers (ledger.commands_on_workers), two
+    -- settlers of one lineage can run on two nodes, whose advisory locks do not meet: the keys
+    -- are then row locks of ledger.key_locks, in the keys' one order, as ledger.lock_keys takes
+    -- a command's.
     IF p_target = 'ledger' AND cardinality(v_stores) > 0 THEN
-        PERFORM pg_advisory_xact_lock(k.hash) FROM (
-            SELECT DISTINCT hashtextextended('settle:' || t.store_code || ':' || t.lineage_id, 0) AS hash
-              FROM unnest(v_stores, v_lineages) t(store_code, lineage_id)
-             ORDER BY 1) k;
+        IF ledger.commands_on_workers() THEN
+            PERFORM ledger.lock_key_rows(ARRAY(
+                SELECT o.key FROM ledger.key_order(ARRAY(
+                    SELECT DISTINCT 'settle:' || t.store_code || ':' || t.lineage_id
+                      FROM unnest(v_stores, v_lineages) t(store_code, lineage_id))) AS o));
+        ELSE
+            PERFORM pg_advisory_xact_lock(k.hash) FROM (
+                SELECT DISTINCT hashtextextended('settle:' || t.store_code || ':' || t.lineage_id, 0) AS hash
+                  FROM unnest(v_stores, v_lineages) t(store_code, lineage_id)
+                 ORDER BY 1) k;
+        END IF;
     END IF;
     -- A schema dropped since (a shadow after its swap) has nothing left to keep.
     IF cardinality(v_stores) = 0 OR to_regprocedure(format('%I.refresh_spans(text[], text[], text[])', p_target)) IS NULL THEN

@@ -6,10 +6,19 @@ extension Connection {
     /// bound to `ledger.execute_commands`, the write path's one entry point, which takes their
     /// locks, plans their rounds and applies their rules (docs/design.md, "The write path").
     /// Returns their outcomes in order. Throws, having committed nothing, if the statement failed.
-    package func executeBatch(_ commands: [LedgerCommand], now: Date = Date()) throws -> [CommandOutcome] {
+    ///
+    /// `owner` routes the call on a Citus cluster (``CommandRouting``): the same commands bound
+    /// to `ledger.execute_user_commands(owner, …)`, which Citus runs on the owner's worker; nil
+    /// runs them where the connection is, as on one server.
+    package func executeBatch(_ commands: [LedgerCommand], now: Date = Date(), routedBy owner: String? = nil) throws -> [CommandOutcome] {
         guard !commands.isEmpty else { return [] }
         let array = try LedgerCommand.array(commands, now: now)
-        let rows = try query("""
+        let rows = try owner.map { owner in
+            try query("""
+                SELECT \(unsafeSQL: LedgerCommand.resultColumns)
+                  FROM ledger.execute_user_commands(\(owner), \(array)::ledger.command[])
+                """)
+        } ?? query("""
             SELECT \(unsafeSQL: LedgerCommand.resultColumns) FROM ledger.execute_commands(\(array)::ledger.command[])
             """)
         guard rows.count == commands.count else {
@@ -20,6 +29,12 @@ extension Connection {
 }
 
 extension Connection {
+    /// Whether the ledger is distributed on a Citus cluster, where commands run on the users'
+    /// workers (`ledger.commands_on_workers()`).
+    package func commandsOnWorkers() throws -> Bool {
+        try query("SELECT ledger.commands_on_workers() AS on_workers").first?.decode("on_workers", as: Bool.self) ?? false
+    }
+
     /// How `ledger.execute_commands` runs the commands as a batch (`ledger.plan_commands`): its
     /// steps in order, each the indices of the commands it runs, in input order.
     package func batchSteps(_ commands: [LedgerCommand], now: Date = Date()) throws -> [[Int]] {

@@ -32,6 +32,9 @@ public struct Ingestor {
     public var logger: Logger
     private let connect: () throws -> Connection
     private var connection: Connection?
+    /// Whether the ledger runs commands on the users' workers (``CommandRouting``): asked on the
+    /// first batch.
+    private var commandsOnWorkers: Bool?
     /// Brings a new ledger's planner statistics up to date as the ingest grows it.
     private let statistics = StatisticsUpkeep()
 
@@ -108,7 +111,7 @@ public struct Ingestor {
     private mutating func send(_ batch: [(line: Int, command: Result<LedgerCommand, LedgerError>)],
                                _ summary: inout Summary, _ report: (LineResult) -> Void) throws {
         let commands = batch.compactMap { try? $0.command.get() }
-        let outcomes = try execute(commands, &summary)
+        let outcomes = try executeInOrder(commands, &summary)
         var next = outcomes.makeIterator()
         for entry in batch {
             let outcome: CommandOutcome
@@ -122,10 +125,30 @@ public struct Ingestor {
         }
     }
 
+    /// Runs the commands in one transaction on one server. On a Citus cluster, as the calls of
+    /// ``CommandRouting/inOrder(_:)``, one after another, each a transaction on its owner's
+    /// worker, with the answers of the lines run in input order: an error then throws after the
+    /// calls before it committed, and the lines of the batch get no result, as on one server
+    /// (run the file again: its lines are idempotent but a consume, which answers that it was
+    /// consumed already).
+    private mutating func executeInOrder(_ commands: [LedgerCommand], _ summary: inout Summary) throws -> [CommandOutcome] {
+        if commandsOnWorkers == nil {
+            commandsOnWorkers = try openConnection().commandsOnWorkers()
+        }
+        guard commandsOnWorkers == true else { return try execute(commands, &summary) }
+        var outcomes = [CommandOutcome?](repeating: nil, count: commands.count)
+        for group in CommandRouting.inOrder(commands) {
+            let answers = try execute(group.indices.map { commands[$0] }, &summary, routedBy: group.owner)
+            for (i, answer) in zip(group.indices, answers) { outcomes[i] = answer }
+        }
+        return outcomes.map { $0! }
+    }
+
     /// Runs the commands in one transaction, under the write path's retry policy
     /// (``CommandRetry/next(after:lost:attempt:commands:idempotent:maxAttempts:)``); an error it
-    /// gives up on is thrown: the lines of the batch get no result.
-    private mutating func execute(_ commands: [LedgerCommand], _ summary: inout Summary) throws -> [CommandOutcome] {
+    /// gives up on is thrown: the lines of the batch get no result. `owner` routes the call
+    /// (``Connection/executeBatch(_:now:routedBy:)``).
+    private mutating func execute(_ commands: [LedgerCommand], _ summary: inout Summary, routedBy owner: String? = nil) throws -> [CommandOutcome] {
         guard !commands.isEmpty else { return [] }
         let commands = commands.map { $0.askingStores(stores) }
         var attempt = 0
@@ -133,7 +156,7 @@ public struct Ingestor {
             attempt += 1
             do {
                 let conn = try openConnection()
-                let outcomes = try conn.executeBatch(commands)
+                let outcomes = try conn.executeBatch(commands, routedBy: owner)
                 statistics.committed(commands.count, on: conn, logger: logger)
                 return outcomes
             } catch let error as PostgresError {
@@ -149,7 +172,7 @@ public struct Ingestor {
                 case .split:
                     summary.retries += 1
                     CommandRetry.logSplit(logger, after: error, attempt: attempt, commands: commands.count)
-                    return try executeInHalves(commands, &summary)
+                    return try executeInHalves(commands, &summary, routedBy: owner)
                 case .retry(let pause):
                     summary.retries += 1
                     CommandRetry.logRetry(logger, after: error, lost: lost, attempt: attempt, commands: commands.count)
@@ -160,9 +183,10 @@ public struct Ingestor {
     }
 
     /// Runs the batch as two smaller ones, in order: each half a transaction of its own.
-    private mutating func executeInHalves(_ commands: [LedgerCommand], _ summary: inout Summary) throws -> [CommandOutcome] {
+    private mutating func executeInHalves(_ commands: [LedgerCommand], _ summary: inout Summary, routedBy owner: String?) throws -> [CommandOutcome] {
         let half = commands.count / 2
-        return try execute(Array(commands[..<half]), &summary) + execute(Array(commands[half...]), &summary)
+        return try execute(Array(commands[..<half]), &summary, routedBy: owner)
+            + execute(Array(commands[half...]), &summary, routedBy: owner)
     }
 
     private mutating func openConnection() throws -> Connection {

@@ -92,8 +92,8 @@ struct ClusterSnapshot {
         }
     }
 
-    /// Once commands may run on a worker (the appends take a worker's position:
-    /// `ledger.appended_through_the_coordinator`), each worker's writers' gate as well, after the
+    /// On a distributed log, where commands run on the users' workers
+    /// (`ledger.commands_on_workers()`), each worker's writers' gate as well, after the
     /// coordinator's: a command run on a worker takes the gate there and not the coordinator's.
     /// A session lock on each worker, taken over a connection of the ledger's own to the address
     /// `pg_dist_node` names, with this connection's user, database and settings (Citus's own
@@ -105,7 +105,7 @@ struct ClusterSnapshot {
         let workers = try connection.query("""
             SELECT n.groupid, n.nodename, n.nodeport FROM pg_catalog.pg_dist_node AS n
              WHERE n.groupid <> 0 AND n.noderole = 'primary' AND n.isactive
-               AND ledger.appended_through_the_coordinator(281474976710656)
+               AND ledger.commands_on_workers()
              ORDER BY n.groupid
             """)
         var held: [Connection] = []

@@ -105,7 +105,7 @@ extension ProjectionRebuilder {
             if distributed { try ClusterSnapshot.refuseInDoubt(c) }
 
             // No event can commit now: apply the last ones.
-            let applied = try c.query("SELECT ledger.project_unseen(\(shadow), \(seen)::pg_snapshot) AS n")[0]
+            let applied = try c.query("SELECT ledger.project_unseen(\(shadow), \(seen)) AS n")[0]
                 .decode("n", as: Int.self)
 
             let objects = try dependents(c, of: qualified)

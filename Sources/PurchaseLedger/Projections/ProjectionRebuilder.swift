@@ -53,7 +53,7 @@ public struct ProjectionRebuilder {
         try connection.execute("SELECT set_config('application_name', 'ledger rebuild', false)")
         try Self.takeLock(connection)
         defer { _ = try? connection.query("SELECT pg_advisory_unlock(\(Self.lockKey))") }
-        guard try connection.query("SELECT to_regprocedure('ledger.project_unseen(text, pg_snapshot)') IS NOT NULL AS ok")[0]
+        guard try connection.query("SELECT to_regprocedure('ledger.project_unseen(text, text)') IS NOT NULL AS ok")[0]
             .decode("ok", as: Bool.self) else { throw RebuildError.notMigrated }
 
         try dropLeftovers()
@@ -102,8 +102,8 @@ public struct ProjectionRebuilder {
     /// returns the pass's own snapshot, which becomes the next `seen`.
     func catchUp(after seen: String) throws -> (snapshot: String, applied: Int) {
         try clusterSnapshot.repeatableRead(distributed: try ClusterSnapshot.isDistributed(connection)) { c in
-            let snapshot = try c.query("SELECT pg_current_snapshot()::text AS s")[0].decode("s", as: String.self)
-            let applied = try c.query("SELECT ledger.project_unseen(\(Self.shadowSchema), \(seen)::pg_snapshot) AS n")[0]
+            let snapshot = try c.query("SELECT ledger.log_seen() AS s")[0].decode("s", as: String.self)
+            let applied = try c.query("SELECT ledger.project_unseen(\(Self.shadowSchema), \(seen)) AS n")[0]
                 .decode("n", as: Int.self)
             return (snapshot, applied)
         }

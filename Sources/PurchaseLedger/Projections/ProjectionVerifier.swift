@@ -40,7 +40,7 @@ public struct ProjectionVerifier {
         let pid = try connection.query("SELECT pg_backend_pid() AS pid")[0].decode("pid", as: Int.self)
         let shadow = "ledger_verify_\(pid)"
         let live: [SQL] = projections.flatMap { set in set.tables.map { "\(identifier: set.liveSchema).\(identifier: $0.name)" } }
-        guard try connection.query("SELECT to_regprocedure('ledger.project_unseen(text, pg_snapshot)') IS NOT NULL AS ok")[0]
+        guard try connection.query("SELECT to_regprocedure('ledger.project_unseen(text, text)') IS NOT NULL AS ok")[0]
             .decode("ok", as: Bool.self) else { throw RebuildError.notMigrated }
         let snapshot = ClusterSnapshot(connection: connection, task: "verify", patience: inDoubtDeadline, logger: logger)
         // Before the snapshot: hold off a rebuild's swap, which would show this snapshot new tables

@@ -170,16 +170,6 @@ final class PrivateCluster: @unchecked Sendable {
         try Connection.connect(ConnectionConfiguration(conninfo))
     }
 
-    /// Takes the log's refusal of a worker's position out, over `coordinator` (Citus makes the
-    /// function again on every node), as the push-down of the entry point will: commands then run
-    /// on the workers, and the keys' locks become row locks (`ledger.lock_keys`).
-    static func letWorkersAppend(_ coordinator: Connection) throws {
-        try coordinator.executeScript(unsafeSQL: """
-            CREATE OR REPLACE FUNCTION ledger.appended_through_the_coordinator(p_position bigint) RETURNS boolean
-            LANGUAGE sql IMMUTABLE PARALLEL SAFE AS 'SELECT true'
-            """)
-    }
-
     /// The server's log so far.
     var log: String {
         (try? String(contentsOfFile: logFile, encoding: .utf8)) ?? ""
