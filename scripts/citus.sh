@@ -121,6 +121,72 @@ citus_audit_database() {
     done
 }
 
+# A pooler between the two workers for database $1: pgbouncer in session mode on a unix socket in
+# folder $2 (made; CITUS_POOLER_PORT, 6432 unless set), a pool per worker, trusting the nodes' user
+# as the nodes do, and on each worker a row of pg_dist_poolinfo that sends its connections to the
+# other worker through it. Citus reads the table on the node that connects, so the coordinator's
+# connections stay direct. A command the entry point runs on a worker opens a new backend on the
+# other worker for each transaction that spans both without it: Citus keeps no connection of a
+# backend that serves another node (BENCHMARKS.md, "Why the claims in the user's transaction cost
+# eight times"). Run as the nodes' OS user when we are root, since pgbouncer does not run as root.
+citus_pooler_start() {
+    local db=$1 dir=$2 port=${CITUS_POOLER_PORT:-6432} bouncer i
+    bouncer=$(command -v pgbouncer || { [ -x /usr/sbin/pgbouncer ] && echo /usr/sbin/pgbouncer; } || true)
+    [ -n "$bouncer" ] || { echo "no pgbouncer on PATH or in /usr/sbin (apt-get install pgbouncer)" >&2; return 1; }
+    mkdir -p "$dir"
+    {
+        echo "[databases]"
+        for i in 1 2; do echo "worker$i = host=$(citus_socket_dir) port=$(citus_port "$i") dbname=$db"; done
+        cat <<INI
+[pgbouncer]
+listen_addr =
+listen_port = $port
+unix_socket_dir = $dir
+auth_type = trust
+auth_file = $dir/users.txt
+pool_mode = session
+default_pool_size = 50
+max_client_conn = 500
+pidfile = $dir/pgbouncer.pid
+logfile = $dir/pgbouncer.log
+log_connections = 0
+log_disconnections = 0
+INI
+    } >"$dir/pgbouncer.ini"
+    echo '"ledger" ""' >"$dir/users.txt"
+    pg_prepare_owner "$dir"
+    pg_run "$bouncer" -d -q "$dir/pgbouncer.ini"
+    for i in $(seq 50); do
+        [ -S "$dir/.s.PGSQL.$port" ] && [ -s "$dir/pgbouncer.pid" ] && break
+        sleep 0.1
+    done
+    if ! [ -S "$dir/.s.PGSQL.$port" ] || ! [ -s "$dir/pgbouncer.pid" ]; then
+        echo "pgbouncer did not start:" >&2
+        cat "$dir/pgbouncer.log" >&2 2>/dev/null || true
+        return 1
+    fi
+    for i in 1 2; do
+        psql "$(citus_conninfo "$i" "$db")" -XAtq -v ON_ERROR_STOP=1 >/dev/null -c \
+            "INSERT INTO pg_dist_poolinfo SELECT nodeid, 'host=$dir port=$port dbname=worker$(( 3 - i ))'
+               FROM pg_dist_node WHERE groupid > 0 AND nodeport = $(citus_port $(( 3 - i )))"
+    done
+}
+
+# The pooler of citus_pooler_start for database $1 in folder $2 stopped: the rows deleted, then
+# pgbouncer (SIGTERM), and the folder removed. Safe when it is not running.
+citus_pooler_stop() {
+    local db=$1 dir=$2 i pid
+    [ -d "$dir" ] || return 0
+    for i in 1 2; do
+        psql "$(citus_conninfo "$i" "$db")" -XAtqc "DELETE FROM pg_dist_poolinfo" >/dev/null 2>&1 || true
+    done
+    pid=$(cat "$dir/pgbouncer.pid" 2>/dev/null || true)
+    if [ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null; then
+        for i in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    fi
+    rm -rf "$dir"
+}
+
 # Whether every transaction that used two-phase commit in the nodes' logs since the offsets $1
 # (citus_log_offset's) prepared every node it wrote (scripts/citus-2pc-audit); $2 names what
 # ran, for the report.
