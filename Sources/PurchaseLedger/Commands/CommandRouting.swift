@@ -57,13 +57,7 @@ package enum CommandRouting {
         var groups: [Group] = []
         var index: [String?: Int] = [:]
         for (i, command) in commands.enumerated() {
-            let owner = owner(of: command)
-            if let g = index[owner] {
-                groups[g].indices.append(i)
-            } else {
-                index[owner] = groups.count
-                groups.append(Group(owner: owner, indices: [i]))
-            }
+            add(i, owner: owner(of: command), to: &groups, index: &index)
         }
         return groups
     }
@@ -77,7 +71,7 @@ package enum CommandRouting {
     /// kind of commands that follow it.
     package static func inOrder(_ commands: [LedgerCommand]) -> [Group] {
         var groups: [Group] = []
-        var run: [String: Int] = [:]          // the run's group of each owner
+        var run: [String?: Int] = [:]         // the run's group of each owner
         var claimed: [String: String] = [:]   // the run's keys and their owners
         func endRun() {
             run = [:]
@@ -98,13 +92,18 @@ package enum CommandRouting {
                 endRun()
             }
             for key in keys { claimed[key] = owner }
-            if let g = run[owner] {
-                groups[g].indices.append(i)
-            } else {
-                run[owner] = groups.count
-                groups.append(Group(owner: owner, indices: [i]))
-            }
+            add(i, owner: owner, to: &groups, index: &run)
         }
         return groups
+    }
+
+    /// Adds command `i` to its owner's group in `index`, or to a new group at the end.
+    private static func add(_ i: Int, owner: String?, to groups: inout [Group], index: inout [String?: Int]) {
+        if let g = index[owner] {
+            groups[g].indices.append(i)
+        } else {
+            index[owner] = groups.count
+            groups.append(Group(owner: owner, indices: [i]))
+        }
     }
 }
