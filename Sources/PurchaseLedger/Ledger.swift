@@ -114,7 +114,15 @@ public final class Ledger: Sendable {
         guard await runsCommandsOnWorkers() else {
             return await runBatch(commands, routedBy: nil)
         }
-        let groups = CommandRouting.byOwner(commands)
+        // A refund, a cancel or a notification goes by the owner its keys' registries name, when
+        // they can be asked; by "" otherwise (the call is right wherever it runs).
+        var groups = CommandRouting.byOwner(commands)
+        if let ownerless = groups.first(where: { $0.owner == "" }) {
+            let named = (try? await pool.withConnection { try $0.commandOwners(ownerless.indices.map { commands[$0] }) })
+                ?? ownerless.indices.map { _ in "" }
+            let owners = Dictionary(uniqueKeysWithValues: zip(ownerless.indices, named))
+            groups = CommandRouting.resolvingOwners(groups) { $0.map { owners[$0] ?? "" } }
+        }
         if groups.count == 1 {
             return await runBatch(commands, routedBy: groups[0].owner)
         }

@@ -62,6 +62,37 @@ struct CommandRoutingTests {
         #expect(CommandRouting.inOrder(links).map(\.indices) == [[0], [1], [2]])
     }
 
+    /// A refund, a cancel and a store notification name no user: the library asks the registries
+    /// for their owners (`ledger.command_owners`) and routes each by it, `""` while none is known
+    /// (a refund of an unknown payment), so that a known payment's refund runs on its user's
+    /// worker and appends among that user's events. A group of `""` is split by those owners,
+    /// consecutive commands of one owner in one call, after the group before it when that one is
+    /// the same owner's.
+    @Test func aRefundACancelAndANotificationGoByTheOwnerTheRegistriesName() async throws {
+        let subscription = try LedgerCommand(line: Array("""
+            {"type":"purchase","userId":"u-2","storeCode":"AS","paymentSeq":"S-1","productId":"premium_month",\
+            "productType":"AUTO_RENEWABLE","price":"4.99","currency":"USD","transactionId":"t-s1",\
+            "originalTransactionId":"t-s1","purchaseTime":"2026-03-01T00:00:00Z","expiryTime":"2026-04-01T00:00:00Z",\
+            "purchaseToken":"tok-S-1"}
+            """.utf8))
+        let asked: [LedgerCommand] = [Self.refund, .cancel(storeCode: .appStore, originalTransactionId: "t-s1", time: nil),
+                                      .refund(paymentSeq: "P-unknown", time: nil, reason: nil), try Self.purchase("u-3", "P-3", "t-3")]
+        try await TestDatabase.with { db in
+            try db.withConnection { c throws in
+                #expect(try c.commandOwners(asked) == ["", "", "", "u-3"])
+                _ = try c.executeBatch([try Self.purchase("u-1", "P-1", "t-1"), subscription])
+                #expect(try c.commandOwners(asked) == ["u-1", "u-2", "", "u-3"])
+            }
+        }
+        let groups = [CommandRouting.Group(owner: "u-1", indices: [0]), .init(owner: "", indices: [1, 2, 3, 4]),
+                      .init(owner: nil, indices: [5])]
+        let owners = [1: "u-1", 2: "u-1", 3: "", 4: "u-2"]
+        #expect(CommandRouting.resolvingOwners(groups) { $0.map { owners[$0]! } } == [
+            .init(owner: "u-1", indices: [0, 1, 2]), .init(owner: "", indices: [3]), .init(owner: "u-2", indices: [4]),
+            .init(owner: nil, indices: [5]),
+        ])
+    }
+
     /// The calls of ``CommandRouting/inOrder(_:)``, run one after another through the routed
     /// entry point, answer as the commands run one by one: a paymentSeq that one user buys and
     /// another then buys is the second's `USER_INVALID`, a consume after its purchase consumes.

@@ -112,7 +112,8 @@ extension HeavyReliabilityTests {
         /// The library through the coordinator sends each call of the entry point with one
         /// owner's commands (`ledger.execute_user_commands`, ``CommandRouting``), and Citus runs it
         /// on the worker that holds the owner's shards: six users' purchases at once each append
-        /// in the node group of their user's shard, none on the coordinator; sixteen consumes of
+        /// in the node group of their user's shard, none on the coordinator, and so does a refund,
+        /// which names no user, by the owner the registries name; sixteen consumes of
         /// one payment at once consume it once; lines whose order counts (a paymentSeq bought by
         /// one user, then by another) answer as run one by one; `verify` is equal. Without the
         /// push-down every event is appended on the coordinator (group 0).
@@ -126,12 +127,14 @@ extension HeavyReliabilityTests {
                     return try await tasks.reduce(into: [CommandOutcome.Status]()) { $0.append($1) }
                 }
                 #expect(recorded == Array(repeating: .recorded, count: 6))
-                #expect(try coordinator.count("SELECT count(*) FROM ledger.events") == 6)
+                // A refund names no user: it goes by the owner the registries name.
+                #expect(try await ledger.execute(.refund(paymentSeq: "P-2", time: nil, reason: nil)).status == .recorded)
+                #expect(try coordinator.count("SELECT count(*) FROM ledger.events") == 7)
                 #expect(try coordinator.count("""
                     SELECT count(*) FROM ledger.events e
                       JOIN pg_dist_placement p ON p.shardid = get_shard_id_for_distribution_column('ledger.events', e.user_id)
                      WHERE e.position >> 48 = p.groupid AND p.groupid <> 0
-                    """) == 6, "an event was not appended on its user's worker")
+                    """) == 7, "an event was not appended on its user's worker")
 
                 let consume = LedgerCommand.consume(paymentSeq: "P-1", userId: "u-1", purchaseToken: "tok-P-1", time: nil)
                 let consumed = try await withThrowingTaskGroup(of: CommandOutcome.Status.self) { tasks in

@@ -97,6 +97,30 @@ package enum CommandRouting {
         return groups
     }
 
+    /// The groups of `""` split by the owners the registries name now (`owners`, the commands'
+    /// indices in, `ledger.command_owners` out), so that a refund, a cancel or a notification
+    /// about a known payment runs on its user's worker and appends among that user's events:
+    /// positions order one node's events only. Each command joins the group before it when that
+    /// one is its owner's (which keeps the calls' order, the last group running last), or starts
+    /// one. The other groups stay as they are.
+    package static func resolvingOwners(_ groups: [Group], _ owners: ([Int]) throws -> [String]) rethrows -> [Group] {
+        var resolved: [Group] = []
+        for group in groups {
+            guard group.owner == "" else {
+                resolved.append(group)
+                continue
+            }
+            for (i, owner) in zip(group.indices, try owners(group.indices)) {
+                if resolved.last?.owner == owner {
+                    resolved[resolved.count - 1].indices.append(i)
+                } else {
+                    resolved.append(Group(owner: owner, indices: [i]))
+                }
+            }
+        }
+        return resolved
+    }
+
     /// Adds command `i` to its owner's group in `index`, or to a new group at the end.
     private static func add(_ i: Int, owner: String?, to groups: inout [Group], index: inout [String?: Int]) {
         if let g = index[owner] {

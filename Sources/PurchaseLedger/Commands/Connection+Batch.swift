@@ -35,6 +35,14 @@ extension Connection {
         try query("SELECT ledger.commands_on_workers() AS on_workers").first?.decode("on_workers", as: Bool.self) ?? false
     }
 
+    /// The owner of each command, in order (`ledger.command_owners`): the user it names, else the
+    /// one its keys' registries name now, `""` when none is known yet.
+    package func commandOwners(_ commands: [LedgerCommand], now: Date = Date()) throws -> [String] {
+        let array = try LedgerCommand.array(commands, now: now)
+        return try query("SELECT unnest(ledger.command_owners(\(array)::ledger.command[])) AS owner")
+            .map { try $0.decode("owner", as: String.self) }
+    }
+
     /// How `ledger.execute_commands` runs the commands as a batch (`ledger.plan_commands`): its
     /// steps in order, each the indices of the commands it runs, in input order.
     package func batchSteps(_ commands: [LedgerCommand], now: Date = Date()) throws -> [[Int]] {

@@ -137,7 +137,11 @@ public struct Ingestor {
         }
         guard commandsOnWorkers == true else { return try execute(commands, &summary) }
         var outcomes = [CommandOutcome?](repeating: nil, count: commands.count)
-        for group in CommandRouting.inOrder(commands) {
+        let connection = try openConnection()
+        let groups = try CommandRouting.resolvingOwners(CommandRouting.inOrder(commands)) { indices in
+            try connection.commandOwners(indices.map { commands[$0] })
+        }
+        for group in groups {
             let answers = try execute(group.indices.map { commands[$0] }, &summary, routedBy: group.owner)
             for (i, answer) in zip(group.indices, answers) { outcomes[i] = answer }
         }
