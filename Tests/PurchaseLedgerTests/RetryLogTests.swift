@@ -23,7 +23,11 @@ struct RetryLogTests {
                 }
                 return try db.connect()
             }
-            // The server ends the ingestor's first connection before it sends anything.
+            // The ingestor's first batch asks, on its first connection, which way the ledger
+            // takes commands (CommandRouting); then the server ends that connection before the
+            // next batch sends anything.
+            var declaration = ArrayLines([#"{"type":"product","storeCode":"GG","productId":"gems","productType":"CONSUMABLE"}"#])
+            _ = try ingestor.run(&declaration, report: { _ in })
             try killer.query("SELECT pg_terminate_backend(\(first.serverProcessID), 10000)")
             var lines = ArrayLines([Fixture.purchaseLine()])
             var outcomes: [CommandOutcome] = []

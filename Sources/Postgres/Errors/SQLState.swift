@@ -59,6 +59,8 @@ public struct SQLState: RawRepresentable, Hashable, Sendable, CustomStringConver
     public static let insufficientPrivilege = SQLState("42501")
     /// 42P01 `undefined_table`.
     public static let undefinedTable = SQLState("42P01")
+    /// 42883 `undefined_function`.
+    public static let undefinedFunction = SQLState("42883")
     /// 55000 `object_not_in_prerequisite_state`.
     public static let objectNotInPrerequisiteState = SQLState("55000")
     /// 55P03 `lock_not_available`.

@@ -30,9 +30,15 @@ extension Connection {
 
 extension Connection {
     /// Whether the ledger is distributed on a Citus cluster, where commands run on the users'
-    /// workers (`ledger.commands_on_workers()`).
+    /// workers (`ledger.commands_on_workers()`). False on a database whose schema predates the
+    /// function (a library deployed before `ledger migrate` ran): its commands run where they
+    /// are sent, as they did.
     package func commandsOnWorkers() throws -> Bool {
-        try query("SELECT ledger.commands_on_workers() AS on_workers").first?.decode("on_workers", as: Bool.self) ?? false
+        do {
+            return try query("SELECT ledger.commands_on_workers() AS on_workers").first?.decode("on_workers", as: Bool.self) ?? false
+        } catch let error as PostgresError where error.sqlState == .undefinedFunction {
+            return false
+        }
     }
 
     /// The owner of each command, in order (`ledger.command_owners`): the user it names, else the

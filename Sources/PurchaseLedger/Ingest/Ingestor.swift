@@ -132,14 +132,19 @@ public struct Ingestor {
     /// (run the file again: its lines are idempotent but a consume, which answers that it was
     /// consumed already).
     private mutating func executeInOrder(_ commands: [LedgerCommand], _ summary: inout Summary) throws -> [CommandOutcome] {
+        // Asked once. A connection lost on the way leaves it to the next batch, and this one
+        // runs where it is sent, which is right wherever it runs; the batch then finds the
+        // connection broken and opens another.
         if commandsOnWorkers == nil {
-            commandsOnWorkers = try openConnection().commandsOnWorkers()
+            commandsOnWorkers = try? openConnection().commandsOnWorkers()
         }
         guard commandsOnWorkers == true else { return try execute(commands, &summary) }
         var outcomes = [CommandOutcome?](repeating: nil, count: commands.count)
-        let connection = try openConnection()
-        let groups = try CommandRouting.resolvingOwners(CommandRouting.inOrder(commands)) { indices in
-            try connection.commandOwners(indices.map { commands[$0] })
+        // A refund, a cancel or a notification by the owner its keys' registries name, when they
+        // can be asked; by "" otherwise (the call is right wherever it runs).
+        let connection = try? openConnection()
+        let groups = CommandRouting.resolvingOwners(CommandRouting.inOrder(commands)) { indices in
+            (try? connection?.commandOwners(indices.map { commands[$0] })) ?? indices.map { _ in "" }
         }
         for group in groups {
             let answers = try execute(group.indices.map { commands[$0] }, &summary, routedBy: group.owner)
