@@ -93,11 +93,7 @@ SQL
     if [ -n "${CITUS_AUDIT_2PC:-}" ]; then citus_audit_database "$name"; fi
 }
 
-# The coordinator's server log (pg_ctl -l), where an audited database's sessions write each
-# command Citus sends to a worker.
-CITUS_COORDINATOR_LOG="$CITUS_HOME/nodes/${CITUS_NODES[0]}.log"
-
-# Every node's server log: a command the entry point runs on a worker
+# Every node's server log (pg_ctl -l): a command the entry point runs on a worker
 # (ledger.execute_user_commands) sends its commands to the other nodes from that worker, and
 # coordinates its 2PC there.
 citus_node_logs() {

@@ -55,6 +55,28 @@ pg_socket_dir() {
     printf '%s' "$dir"
 }
 
+# The CPU time each server's processes have used so far, in clock ticks, one line: for each
+# postmaster PID given, its own and its reaped children's, and each live child's (a backend that
+# exits moves from the second to the first); a process without children (pgbouncer) counts its
+# own. "-" in, "-" out: a server that is not on this machine. For the benchmarks' CPU figures.
+pg_cpu_ticks() { # PIDs
+    python3 - "$@" <<'PY'
+import os, sys
+def fields(pid):  # /proc/PID/stat after "(comm) ": state, ppid, …, utime, stime, cutime, cstime
+    text = open(f"/proc/{pid}/stat").read()
+    return text[text.rindex(")") + 2:].split()
+totals = {pm: sum(int(x) for x in fields(pm)[11:15]) for pm in sys.argv[1:] if pm != "-"}
+for pid in filter(str.isdigit, os.listdir("/proc")):
+    try:
+        g = fields(pid)
+    except OSError:
+        continue
+    if g[1] in totals:
+        totals[g[1]] += int(g[11]) + int(g[12])
+print(" ".join(str(totals.get(pm, "-")) for pm in sys.argv[1:]))
+PY
+}
+
 # PostgreSQL refuses to run as root: when we are root, the cluster belongs to a system user.
 pg_run() {
     if [ "$(id -u)" -eq 0 ]; then
