@@ -75,7 +75,8 @@ extension Connection {
     /// Every key registry of the live schema, by name, against the rows that carry its keys:
     /// each payment and alias for `payment_keys` (with the payment each names), each payment's
     /// store transaction for `transaction_keys` (with the payment), each lineage for
-    /// `lineage_keys`, the first Google payment of each purchase token for `token_keys`, each
+    /// `lineage_keys`, the first Google payment of each purchase token whose event does not say it was
+    /// another's already (`purchaseTokenClaimed`) for `token_keys`, each
     /// notification (under its owner now) for `notification_keys`.
     public func keyRegistryAgreement() throws -> [String: RegistryAgreement] {
         let registries: [(name: String, registry: String, carriers: String)] = [
@@ -90,8 +91,10 @@ extension Connection {
              "SELECT store_code, original_transaction_id, user_id, first_position FROM ledger.lineages"),
             ("token_keys", "SELECT token_sha256, user_id, position FROM ledger.token_keys",
              """
-             SELECT DISTINCT ON (token_sha256) token_sha256, user_id, recorded_position FROM ledger.payments
-              WHERE store_code = 'GG' AND token_sha256 IS NOT NULL ORDER BY token_sha256, recorded_position
+             SELECT DISTINCT ON (p.token_sha256) p.token_sha256, p.user_id, p.recorded_position FROM ledger.payments p
+               JOIN ledger.events e ON e.user_id = p.user_id AND e.position = p.recorded_position
+              WHERE p.store_code = 'GG' AND p.token_sha256 IS NOT NULL AND NOT e.data ? 'purchaseTokenClaimed'
+              ORDER BY p.token_sha256, p.recorded_position
              """),
             ("notification_keys", "SELECT store_code, notification_id, user_id, position FROM ledger.notification_keys",
              "SELECT store_code, notification_id, user_id, position FROM ledger.notifications"),

@@ -65,6 +65,15 @@ extension HeavyReliabilityTests {
                 """.utf8))
         }
 
+        /// A Google Play purchase whose purchase token is `token`.
+        static func googlePurchase(user: String, seq: String, token: String) throws -> LedgerCommand {
+            try LedgerCommand(line: Array("""
+                {"type":"purchase","userId":"\(user)","storeCode":"GG","paymentSeq":"\(seq)","productId":"gems",\
+                "productType":"CONSUMABLE","price":"0.99","currency":"USD","transactionId":"GPA.\(seq)",\
+                "purchaseTime":"2026-03-01T00:00:00Z","purchaseToken":"\(token)"}
+                """.utf8))
+        }
+
         /// The App Store's REFUND of transaction t-9, which nobody recorded yet: parked.
         static func refundOfT9() throws -> LedgerCommand {
             try AppleMint().command(M.payload(
@@ -153,6 +162,35 @@ extension HeavyReliabilityTests {
                 #expect(answers.last?.error?.code == .userInvalid, "\(answers)")
                 #expect(try coordinator.count("SELECT count(*) FROM ledger.events WHERE position < 281474976710656") == 0,
                         "an event was appended on the coordinator")
+                let report = try ProjectionVerifier(connection: coordinator).verify()
+                #expect(report.isEqual, "\(report.differences)")
+            }
+        }
+
+        /// One Google purchase token recorded by two users, first on the second worker, whose range
+        /// of positions is the higher, then on the first worker: the token stays with the first
+        /// payment, whose user the registry names, and the second payment's event says so
+        /// (`purchaseTokenClaimed: false`, `ledger.payment_token_claim`). `verify` replays the log
+        /// in the order of positions, which meets the second payment first, and is equal. Without
+        /// the mark the replay gives the token to the second user: `verify` names `token_keys`
+        /// (found on the dev cluster, 2026-12-07), and a rebuild would hand the token's later
+        /// notifications to the other user.
+        @Test(.enabled(if: PrivateCluster.citusAsked, "a Citus state: scripts/dev test runs it with LEDGER_TEST_CITUS=1"))
+        func aTokenStaysWithItsFirstPaymentWhenTheSecondHoldsTheLowerPosition() async throws {
+            try await Self.withWorkersAppending { cluster, coordinator in
+                let first = try cluster.workers[1].connect(), second = try cluster.workers[0].connect()
+                defer { [first, second].forEach { $0.close() } }
+                #expect(try first.executeBatch([try Self.googlePurchase(user: "u-1", seq: "G-1", token: "shared")]).map(\.status) == [.recorded])
+                #expect(try second.executeBatch([try Self.googlePurchase(user: "u-2", seq: "G-2", token: "shared")]).map(\.status) == [.recorded])
+                let order = try coordinator.query("SELECT data->>'paymentSeq' AS seq FROM ledger.events ORDER BY position")
+                    .map { try $0.decode("seq", as: String.self) }
+                #expect(order == ["G-2", "G-1"], "the second payment holds the lower position")
+                #expect(try coordinator.count("SELECT count(*) FROM ledger.token_keys WHERE user_id = 'u-1'") == 1)
+                #expect(try coordinator.count("SELECT count(*) FROM ledger.token_keys") == 1)
+                #expect(try coordinator.count("""
+                    SELECT count(*) FROM ledger.events WHERE user_id = 'u-2' AND data->>'purchaseTokenClaimed' = 'false'
+                    """) == 1)
+                #expect(try coordinator.keyRegistryAgreement()["token_keys"]?.disagreeing == 0)
                 let report = try ProjectionVerifier(connection: coordinator).verify()
                 #expect(report.isEqual, "\(report.differences)")
             }

@@ -194,6 +194,11 @@ BEGIN
         END LOOP;
         CONTINUE WHEN a_streams IS NULL;
 
+        -- Whether each new payment's Google token is another payment's already, said by its
+        -- event: a round holds one item per token, and the earlier rounds' claims are projected.
+        a_data := ARRAY(SELECT ledger.payment_token_claim(t, x)
+                          FROM unnest(a_types, a_data) WITH ORDINALITY AS a(t, x, n) ORDER BY n);
+
         -- The accepted events, appended in input order, each chained to its stream's head. A
         -- new payment's stream is new; a link's stream (the notification's payment) may be
         -- written by a consume of another name at the same time, so its head is locked first.

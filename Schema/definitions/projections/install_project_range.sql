@@ -93,6 +93,7 @@ BEGIN
         released      record;
         parked_row    record;
         claim         record;
+        token_taken   boolean;
     BEGIN
         -- Which kinds of event there are (only their statements run) and whether there is a
         -- subscription payment. An append's one event is read directly.
@@ -110,8 +111,9 @@ BEGIN
         END IF;
 
         -- A payment claims its paymentSeq and its store transaction in their registries, and a
-        -- Google payment its purchase token (the first payment that has it, in the order of the
-        -- log); a subscription's first payment its lineage.
+        -- Google payment its purchase token (the first payment that has it: the first in the
+        -- order of the log, unless the events say otherwise); a subscription's first payment its
+        -- lineage.
         -- Each claim is a statement of its own with the key as a value, not an INSERT … SELECT
         -- from the payments inserted: on a Citus cluster a claim so written is a router insert
         -- on the key's shard, which Citus prepares with the rest of the transaction. Citus runs
@@ -149,9 +151,16 @@ BEGIN
             INSERT INTO transaction_keys (store_code, transaction_id, user_id, position, payment_seq)
             VALUES (claim.store_code, claim.transaction_id, claim.user_id, claim.recorded_position, claim.payment_seq);
             IF claim.store_code = 'GG' AND claim.token_sha256 IS NOT NULL THEN
-                INSERT INTO token_keys (token_sha256, user_id, position)
-                VALUES (claim.token_sha256, claim.user_id, claim.recorded_position)
-                ON CONFLICT DO NOTHING;
+                -- Unless its event says the token was another payment's already when it was
+                -- recorded (ledger.payment_token_claim): then the registry's row is that one's,
+                -- whichever of the two a replay meets first.
+                SELECT e.data ? 'purchaseTokenClaimed' INTO token_taken
+                  FROM ledger.events e WHERE e.user_id = claim.user_id AND e.position = claim.recorded_position;
+                IF NOT token_taken THEN
+                    INSERT INTO token_keys (token_sha256, user_id, position)
+                    VALUES (claim.token_sha256, claim.user_id, claim.recorded_position)
+                    ON CONFLICT DO NOTHING;
+                END IF;
             END IF;
         END LOOP;
 
