@@ -196,6 +196,32 @@ extension HeavyReliabilityTests {
             }
         }
 
+        /// A product declared on a worker, then declared again with another price through the
+        /// coordinator: the later declaration holds the lower position (the coordinator's range is
+        /// below the workers'), and the live table and a replay both keep it. The replay picks a
+        /// product's latest declaration by its stream's version, not by position: by position
+        /// `verify` named `products.price` (the replay kept the first price; found on the dev
+        /// cluster, 2026-12-07).
+        @Test(.enabled(if: PrivateCluster.citusAsked, "a Citus state: scripts/dev test runs it with LEDGER_TEST_CITUS=1"))
+        func aProductsLatestDeclarationStandsWhenItHoldsTheLowerPosition() async throws {
+            try await Self.withWorkersAppending { cluster, coordinator in
+                let worker = try cluster.workers[0].connect()
+                defer { worker.close() }
+                let declare = { (price: Price) in
+                    LedgerCommand.product(storeCode: .googlePlay, productId: "gems", productType: .consumable,
+                                          price: price, currency: "USD")
+                }
+                #expect(try worker.executeBatch([declare("1.99")]).map(\.status) == [.recorded])
+                #expect(try coordinator.executeBatch([declare("2.99")]).map(\.status) == [.recorded])
+                let prices = try coordinator.query("SELECT data->>'price' AS price FROM ledger.events ORDER BY position")
+                    .map { try $0.decode("price", as: String.self) }
+                #expect(prices == ["2.99", "1.99"], "the later declaration holds the lower position")
+                #expect(try coordinator.count("SELECT count(*) FROM ledger.products WHERE price = 2.99") == 1)
+                let report = try ProjectionVerifier(connection: coordinator).verify()
+                #expect(report.isEqual, "\(report.differences)")
+            }
+        }
+
         /// A store notification about a transaction nobody recorded yet, parked on one worker, and
         /// the SDK's line recording that transaction on the other at once: the line waits for the
         /// notification's keys, then finds it parked and releases it, so the refund it carries

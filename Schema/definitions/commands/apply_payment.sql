@@ -15,7 +15,6 @@ DECLARE
     l         record;
     o         record;
     v_pos     bigint;
-    v_data    jsonb;
 BEGIN
     PERFORM ledger.lock_keys(ledger.payment_lock_keys(d));
     -- The payment it meets and, for a payment not recorded yet, the lineage it would join (each
@@ -33,10 +32,13 @@ BEGIN
     IF o.stream IS NULL THEN
         RETURN o.outcome;
     END IF;
-    -- Whether its Google token is another payment's already, said by the event.
-    v_data := ledger.payment_token_claim(o.type, o.data);
-    v_pos := ledger.append(o.stream, o.type, v_data, o.at);
-    PERFORM ledger.project_positions(ARRAY[v_pos], ledger.event_owner(v_data, NULL));
+    -- Where commands run on the workers, whether its Google token is another payment's already,
+    -- said by the event (ledger.payment_token_claim).
+    IF ledger.commands_on_workers() AND o.data ? 'purchaseTokenSha256' THEN
+        o.data := ledger.payment_token_claim(o.type, o.data);
+    END IF;
+    v_pos := ledger.append(o.stream, o.type, o.data, o.at);
+    PERFORM ledger.project_positions(ARRAY[v_pos], ledger.event_owner(o.data, NULL));
     IF o.type <> 'PaymentLinked' THEN
         -- Its job (reading the purchase to acknowledge it), caused by its event; its purchase
         -- token is kept in the job only. A duplicate brings none: the first record's job stands.
@@ -45,7 +47,7 @@ BEGIN
         END IF;
         -- A new payment releases the parked notifications that were waiting for it.
         IF EXISTS (SELECT FROM ledger.notifications WHERE user_id = '' AND parked) THEN
-            PERFORM ledger.release_parked_by_payment(v_data);
+            PERFORM ledger.release_parked_by_payment(o.data);
         END IF;
     END IF;
     RETURN o.outcome;

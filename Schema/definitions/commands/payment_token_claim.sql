@@ -6,8 +6,12 @@
 -- Without the mark a replay gives a token to the first payment in the order of positions, which
 -- is the order of the commits on one server but not across a cluster's nodes: a purchase
 -- appended on the second worker before another user's with the same token on the first holds the
--- higher position (docs/scale-out.md, "The replay's order across nodes"). The mark is written
--- only when false, so a payment's event is what it was before wherever nothing was taken.
+-- higher position (docs/scale-out.md, "A decision the replay cannot remake across nodes"). So
+-- the payments ask where commands run on the workers only (ledger.commands_on_workers()): on one
+-- server the later payment waited for the token's key lock and holds the higher position, and the
+-- question would cost 3.8 % of a Google purchase's instructions for an answer the log's order
+-- already gives (BENCHMARKS.md). A single-node log moved onto Citus keeps its one node's order.
+-- The mark is written only when false: a payment's event is otherwise what it was.
 CREATE OR REPLACE FUNCTION ledger.payment_token_claim(p_type text, p_data jsonb)
 RETURNS jsonb
 LANGUAGE plpgsql STABLE AS $$

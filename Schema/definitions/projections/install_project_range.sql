@@ -153,9 +153,15 @@ BEGIN
             IF claim.store_code = 'GG' AND claim.token_sha256 IS NOT NULL THEN
                 -- Unless its event says the token was another payment's already when it was
                 -- recorded (ledger.payment_token_claim): then the registry's row is that one's,
-                -- whichever of the two a replay meets first.
-                SELECT e.data ? 'purchaseTokenClaimed' INTO token_taken
-                  FROM ledger.events e WHERE e.user_id = claim.user_id AND e.position = claim.recorded_position;
+                -- whichever of the two a replay meets first. Asked where commands run on the
+                -- workers only, where the payments write the mark: on one server the payment
+                -- that took the token holds the lower position (the later one waited for its
+                -- key's lock), and the order of the log gives the answer.
+                token_taken := false;
+                IF ledger.commands_on_workers() THEN
+                    SELECT e.data ? 'purchaseTokenClaimed' INTO token_taken
+                      FROM ledger.events e WHERE e.user_id = claim.user_id AND e.position = claim.recorded_position;
+                END IF;
                 IF NOT token_taken THEN
                     INSERT INTO token_keys (token_sha256, user_id, position)
                     VALUES (claim.token_sha256, claim.user_id, claim.recorded_position)
@@ -362,6 +368,10 @@ BEGIN
 
         -- A row at a time: on Citus products is a reference table, and Citus plans no
         -- INSERT … SELECT into one under a generic plan's parameters. Products are few.
+        -- A product's latest declaration is the one of the highest version of its stream, which
+        -- orders its declarations wherever they ran; positions order only one node's appends (a
+        -- declaration on a worker, then another through the coordinator, holds the higher
+        -- position: docs/scale-out.md, "A decision the replay cannot remake across nodes").
         IF 'ProductDeclared' = ANY(types) THEN
         FOR product IN
             SELECT DISTINCT ON (e.data->>'storeCode', e.data->>'productId')
@@ -370,7 +380,7 @@ BEGIN
                    e.data->>'currency' AS currency, e.position
               FROM ledger.events e
              WHERE e.position = ANY (p_positions) AND (p_owner IS NULL OR e.user_id = p_owner) AND e.type = 'ProductDeclared'
-             ORDER BY e.data->>'storeCode', e.data->>'productId', e.position DESC
+             ORDER BY e.data->>'storeCode', e.data->>'productId', e.version DESC
         LOOP
             INSERT INTO products (store_code, product_id, product_type, price, currency, position)
             VALUES (product.store_code, product.product_id, product.product_type, product.price,
