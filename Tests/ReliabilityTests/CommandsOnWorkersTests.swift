@@ -222,6 +222,62 @@ extension HeavyReliabilityTests {
             }
         }
 
+        /// The span statements on the user's own shard tables (`ledger.install_shard_path`, which
+        /// `ledger migrate` applies to `refresh_spans` and `refresh_states` on a distributed log).
+        /// A subscription bought and renewed through the library, its commands pushed down: every
+        /// projection equals a replay. Then each function called by hand on each worker, in a
+        /// transaction that has read the user's events through Citus: on the worker that holds the
+        /// user's shard they run as prepared statements of the session on the shard's tables (two
+        /// each, named by the function and the shard), on the other through Citus, preparing
+        /// nothing, and both leave the spans and the states as they were. Without the shard path
+        /// the first worker prepares nothing either.
+        @Test(.enabled(if: PrivateCluster.citusAsked, "a Citus state: scripts/dev test runs it with LEDGER_TEST_CITUS=1"))
+        func theSpanStatementsRunOnTheUsersShardTablesWhereTheWorkerHoldsThem() async throws {
+            try await Self.withWorkersAppending { cluster, coordinator in
+                let ledger = Ledger(databaseURL: cluster.conninfo, poolSize: 2)
+                let first = Fixture.subscription("S-1", user: "u-1", transaction: "L-1",
+                                                 from: "2026-01-01T00:00:00Z", to: "2026-02-01T00:00:00Z")
+                let renewal = Fixture.subscription("S-2", user: "u-1", transaction: "L-1b", original: "L-1",
+                                                   from: "2026-02-01T00:00:00Z", to: "2026-03-01T00:00:00Z")
+                #expect(try await ledger.execute(.record(first, kind: .purchase)).status == .recorded)
+                #expect(try await ledger.execute(.record(renewal, kind: .renewal)).status == .recorded)
+                await ledger.close()
+                let report = try ProjectionVerifier(connection: coordinator).verify()
+                #expect(report.isEqual, "\(report.differences)")
+
+                let state = """
+                    SELECT (SELECT string_agg(x::text, ',' ORDER BY x::text) FROM ledger.entitled_spans x)
+                           || ' | ' || (SELECT string_agg(x::text, ',' ORDER BY x::text) FROM ledger.lineage_states x) AS s
+                    """
+                let before = try coordinator.query(SQL(unsafeSQL: state))[0].decode("s", as: String.self)
+                let port = try coordinator.count("""
+                    SELECT nodeport FROM pg_dist_shard_placement
+                     WHERE shardid = get_shard_id_for_distribution_column('ledger.events', 'u-1')
+                    """)
+                for worker in cluster.workers {
+                    let c = try worker.connect()
+                    defer { c.close() }
+                    try c.execute("BEGIN")
+                    _ = try c.query("SELECT max(position) AS p FROM ledger.events WHERE user_id = 'u-1'")
+                    try c.execute("SELECT ledger.refresh_spans(ARRAY['AS'], ARRAY['L-1'], ARRAY['u-1'])")
+                    try c.execute("SELECT ledger.refresh_states(ARRAY['AS'], ARRAY['L-1'], ARRAY['-infinity'::timestamptz], ARRAY['u-1'])")
+                    // (The library's connection prepares its own statements, ledger_s1, …)
+                    let prepared = try c.query("SELECT name FROM pg_prepared_statements WHERE name LIKE 'ledger\\_refresh\\_%' ORDER BY name")
+                        .map { try $0.decode("name", as: String.self) }
+                    if worker.port == port {
+                        #expect(prepared.count == 4, "\(prepared)")
+                        #expect(prepared.filter { $0.hasPrefix("ledger_refresh_spans_") }.count == 2, "\(prepared)")
+                        #expect(prepared.filter { $0.hasPrefix("ledger_refresh_states_") }.count == 2, "\(prepared)")
+                    } else {
+                        #expect(prepared.isEmpty, "the worker without the user's shard prepared \(prepared)")
+                    }
+                    #expect(try c.query(SQL(unsafeSQL: state))[0].decode("s", as: String.self) == before)
+                    try c.execute("COMMIT")
+                }
+                #expect(try ProjectionVerifier(connection: coordinator).verify().isEqual)
+            }
+        }
+
         /// A store notification about a transaction nobody recorded yet, parked on one worker, and
         /// the SDK's line recording that transaction on the other at once: the line waits for the
         /// notification's keys, then finds it parked and releases it, so the refund it carries

@@ -139,6 +139,10 @@ BEGIN
     REVOKE ALL ON FUNCTION refresh_spans(text[], text[], text[]) FROM PUBLIC;
     IF NOT ledger.distributed_log() THEN
         PERFORM ledger.drop_owner_filters('refresh_spans(text[], text[], text[])'::regprocedure, 'span_owners');
+    ELSE
+        -- On a cluster, the statements on the owners' shard tables where this node holds them.
+        PERFORM ledger.install_shard_path('refresh_spans(text[], text[], text[])'::regprocedure, 'span_owners',
+                                          ARRAY['entitled_spans', 'payments', 'billing_states', 'lineages']);
     END IF;
 END
 $install$;

@@ -222,6 +222,11 @@ BEGIN
     REVOKE ALL ON FUNCTION refresh_states(text[], text[], timestamptz[], text[]) FROM PUBLIC;
     IF NOT ledger.distributed_log() THEN
         PERFORM ledger.drop_owner_filters('refresh_states(text[], text[], timestamptz[], text[])'::regprocedure, 'state_owners');
+    ELSE
+        -- On a cluster, the statements on the owners' shard tables where this node holds them.
+        PERFORM ledger.install_shard_path('refresh_states(text[], text[], timestamptz[], text[])'::regprocedure,
+                                          'state_owners',
+                                          ARRAY['lineage_states', 'payments', 'billing_states', 'auto_renew_changes']);
     END IF;
 END
 $install$;
