@@ -1094,14 +1094,16 @@ citus_check_scenarios() {
 # commands run on the workers: two users claiming one key on two workers, a parked notification
 # and its SDK line on two workers, the same line missing the notification in the window between
 # two nodes' commits and two sweeps releasing it at once, a subscription bought on one worker and
-# renewed on the other. All must run: none may be skipped.
+# renewed on the other, a Google token and a product declared on two nodes in the order their
+# positions invert, and the span statements on the user's shard tables. All must run: none may
+# be skipped.
 citus_check_private_clusters() {
     local log="$CITUS_HOME/private-clusters.log"
     echo "  the catch-up reader's, the rebuild's, the verify's and the workers' commands' tests on Citus clusters of their own:"
     (cd "$ROOT" && LEDGER_TEST_CITUS=1 swift test -c release --disable-testable-imports --skip-build \
         --filter 'CatchUpReaderHorizon|CatchUpReaderAcrossXidDigits|RebuildOnCitus|CommandsOnWorkers') >"$log" 2>&1
     local status=$?
-    if [ $status -eq 0 ] && grep -q "Test run with 16 tests in 5 suites passed" "$log" && ! grep -q "skipped" "$log"; then
+    if [ $status -eq 0 ] && grep -q "Test run with 19 tests in 5 suites passed" "$log" && ! grep -q "skipped" "$log"; then
         grep -E "Test run with" "$log" | sed 's/^/  /'
     else
         grep -E "✘|skipped|error|Test run with" "$log" | head -40 | sed 's/^/  /'
