@@ -194,15 +194,6 @@ BEGIN
         END LOOP;
         CONTINUE WHEN a_streams IS NULL;
 
-        -- Where commands run on the workers, whether each new payment's Google token is another
-        -- payment's already, said by its event (ledger.payment_token_claim; a round holds one
-        -- item per token, and the earlier rounds' claims are projected). A distributed log runs
-        -- its items one at a time (above), so this is for a set run there some day.
-        IF ledger.commands_on_workers() THEN
-            a_data := ARRAY(SELECT ledger.payment_token_claim(t, x)
-                              FROM unnest(a_types, a_data) WITH ORDINALITY AS a(t, x, n) ORDER BY n);
-        END IF;
-
         -- The accepted events, appended in input order, each chained to its stream's head. A
         -- new payment's stream is new; a link's stream (the notification's payment) may be
         -- written by a consume of another name at the same time, so its head is locked first.
