@@ -268,6 +268,9 @@ max_prepared_transactions = 200
 citus.recover_2pc_interval = '1s'
 listen_addresses = ''
 unix_socket_directories = '$sock'
+# How a node reaches itself (a shard move, citus_rebalance_start): Citus's default, localhost,
+# is no address of a cluster without TCP.
+citus.local_hostname = '$sock'
 port = $(citus_port "$i")
 max_connections = 300
 max_locks_per_transaction = 256
@@ -834,16 +837,17 @@ citus_check_distributed_commands() {
             { "$CITUS_LEDGER" ingest "$demo" --database-url "$url" || [ $? -eq 1 ]; } >"$CITUS_HOME/answers.$i" &&
                 psql "$url" -X -Atq -v ON_ERROR_STOP=1 -f "$ROOT/scripts/citus/more-commands.sql" >>"$CITUS_HOME/answers.$i" &&
                 psql "$url" -X -Atq -v ON_ERROR_STOP=1 -f "$ROOT/scripts/citus/more-sets.sql" >>"$CITUS_HOME/answers.$i" &&
-                psql "$url" -Atqc "SELECT stream, version, user_id, type, data - 'purchaseTokenClaimed' FROM ledger.events ORDER BY stream, version" >"$CITUS_HOME/events.$i" ||
+                psql "$url" -Atqc "SELECT stream, version, user_id, type, data - '{purchaseTokenClaimed,lineageClaimed}'::text[] FROM ledger.events ORDER BY stream, version" >"$CITUS_HOME/events.$i" ||
                 { echo "Citus: the commands failed on $([ $i -eq 1 ] && echo "one server's tables" || echo "the distributed ledger")" >&2; ok=1; }
         done
         if [ $ok -eq 0 ]; then
             diff "$CITUS_HOME/answers.1" "$CITUS_HOME/answers.2" >&2 ||
                 { echo "Citus: the commands answered otherwise on the distributed ledger (< one server, > distributed)" >&2; ok=1; }
-            # The same events, but for the mark a cluster's Google payment carries when its
-            # token was another payment's already (ledger.payment_token_claim), which one server
-            # leaves out (its order of positions says the same): as many marks as one server's
-            # payments that do not hold their token.
+            # The same events, but for the marks a cluster's payment carries when its Google token
+            # was another payment's already (ledger.payment_token_claim) or its lineage was begun
+            # (ledger.apply_payment), which one server leaves out (its order of positions says
+            # the same): as many marks as one server's payments that do not hold their token, and
+            # as many as its subscription payments that are not their lineage's first.
             diff -q "$CITUS_HOME/events.1" "$CITUS_HOME/events.2" >&2 ||
                 { echo "Citus: the distributed ledger appended other events" >&2; ok=1; }
             local marks held
@@ -853,12 +857,20 @@ citus_check_distributed_commands() {
                                                              AND k.user_id = p.user_id AND k.position = p.recorded_position)")
             [ "$marks" = "$held" ] ||
                 { echo "Citus: $marks payments marked as not taking their token on the distributed ledger, $held on one server" >&2; ok=1; }
+            local joined later
+            joined=$(psql "$to" -Atqc "SELECT count(*) FROM ledger.events WHERE data ? 'lineageClaimed'")
+            later=$(psql "$from" -Atqc "SELECT count(*) FROM ledger.payments p WHERE p.product_type <> 'CONSUMABLE'
+                                           AND NOT EXISTS (SELECT FROM ledger.lineages l WHERE l.store_code = p.store_code
+                                                              AND l.original_transaction_id = p.lineage_id AND l.user_id = p.user_id
+                                                              AND l.first_position = p.recorded_position)")
+            [ "$joined" = "$later" ] ||
+                { echo "Citus: $joined payments marked as joining their lineage on the distributed ledger, $later on one server" >&2; ok=1; }
             citus_compare_ledgers "$from" "$to" "without positions" || ok=1
             citus_compare_queries "$from" "$to" "$since" || ok=1
         fi
         [ $ok -eq 0 ] &&
             echo "  $(wc -l <"$CITUS_HOME/answers.2") commands answered alike, in batches and sets, on the distributed ledger:" \
-                 "$(wc -l <"$CITUS_HOME/events.2") events ($marks marked as not taking their Google token) and its $(echo $CITUS_COMPARED_TABLES | wc -w) tables the same," \
+                 "$(wc -l <"$CITUS_HOME/events.2") events ($marks marked as not taking their Google token, $joined as joining their lineage) and its $(echo $CITUS_COMPARED_TABLES | wc -w) tables the same," \
                  "and $(wc -l <"$CITUS_HOME/queries.2") lines of queries (every user's unconsumed, subscriptions and history; 61 lookups; reports)"
         [ $ok -eq 0 ] && { citus_check_distributed_rebuild "$from" "$to" || ok=1; }
         [ $ok -eq 0 ] && { citus_check_distributed_verify "$target" || ok=1; }
@@ -1103,7 +1115,7 @@ citus_check_private_clusters() {
     (cd "$ROOT" && LEDGER_TEST_CITUS=1 swift test -c release --disable-testable-imports --skip-build \
         --filter 'CatchUpReaderHorizon|CatchUpReaderAcrossXidDigits|RebuildOnCitus|CommandsOnWorkers') >"$log" 2>&1
     local status=$?
-    if [ $status -eq 0 ] && grep -q "Test run with 19 tests in 5 suites passed" "$log" && ! grep -q "skipped" "$log"; then
+    if [ $status -eq 0 ] && grep -q "Test run with 20 tests in 5 suites passed" "$log" && ! grep -q "skipped" "$log"; then
         grep -E "Test run with" "$log" | sed 's/^/  /'
     else
         grep -E "✘|skipped|error|Test run with" "$log" | head -40 | sed 's/^/  /'

@@ -32,10 +32,21 @@ BEGIN
     IF o.stream IS NULL THEN
         RETURN o.outcome;
     END IF;
-    -- Where commands run on the workers, whether its Google token is another payment's already,
-    -- said by the event (ledger.payment_token_claim).
-    IF ledger.commands_on_workers() AND o.data ? 'purchaseTokenSha256' THEN
-        o.data := ledger.payment_token_claim(o.type, o.data);
+    -- Where commands run on the workers, what a replay cannot tell from positions is said by the
+    -- event: that its Google token is another payment's already (ledger.payment_token_claim), and
+    -- that its subscription joins a lineage another payment began ("lineageClaimed": false,
+    -- found above: the lineage that payment_outcome joins). A lineage's first payment is the one
+    -- the live path recorded first, which on a cluster may hold the higher position: a user's
+    -- shards moved by the rebalancer to a worker whose range is below the old one's append the
+    -- user's renewals below the purchase (docs/scale-out.md, "A decision the replay cannot remake
+    -- across nodes").
+    IF ledger.commands_on_workers() THEN
+        IF o.data ? 'purchaseTokenSha256' THEN
+            o.data := ledger.payment_token_claim(o.type, o.data);
+        END IF;
+        IF l.user_id IS NOT NULL AND o.type IN ('PurchaseRecorded', 'RenewalRecorded') THEN
+            o.data := o.data || '{"lineageClaimed": false}';
+        END IF;
     END IF;
     v_pos := ledger.append(o.stream, o.type, o.data, o.at);
     PERFORM ledger.project_positions(ARRAY[v_pos], ledger.event_owner(o.data, NULL));

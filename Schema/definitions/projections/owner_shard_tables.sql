@@ -1,5 +1,5 @@
 -- The names of p_schema's tables p_tables on the shard that holds p_owners (all of one shard, as
--- ledger.settle_spans groups them), when this node holds that shard and this transaction reads
+-- ledger.settle_spans groups them), when that shard is placed on this node and this transaction reads
 -- and writes it in this backend; else null. A projection function made by
 -- ledger.install_shard_path then runs its statements on those tables, planned once per session,
 -- instead of through Citus, which plans a statement that joins tables anew on every call
@@ -20,6 +20,7 @@ DECLARE
     v_seen   bigint;
     v_here   bigint;
     v_placed boolean;
+    v_here_placed boolean;
     -- The owner as a value: Citus then plans the statement on the log once per session.
     v_owner  text := p_owners[1];
 BEGIN
@@ -33,13 +34,21 @@ BEGIN
     IF NOT v_placed THEN
         RETURN NULL;
     END IF;
+    -- Placed here: the metadata names this node's group for the owner's shard of the log (the
+    -- tables colocated with it move with it). The shard's tables alone do not say so: a node that
+    -- a shard moved away from keeps them until Citus's cleanup drops them (pg_dist_cleanup), and
+    -- statements on them would write rows nobody reads.
     EXECUTE $shards$
         SELECT array_agg(shard_name(format('%I.%I', $1, t)::regclass,
                                     get_shard_id_for_distribution_column(format('%I.%I', $1, t), $3)) ORDER BY n),
-               shard_name('ledger.events'::regclass, get_shard_id_for_distribution_column('ledger.events', $3))
+               shard_name('ledger.events'::regclass, get_shard_id_for_distribution_column('ledger.events', $3)),
+               EXISTS (SELECT FROM pg_dist_placement p
+                        WHERE p.shardid = get_shard_id_for_distribution_column('ledger.events', $3)
+                          AND p.groupid = (SELECT g.groupid FROM pg_dist_local_group g))
           FROM unnest($2) WITH ORDINALITY AS u(t, n)
-    $shards$ INTO v_names, v_events USING p_schema, p_tables, v_owner;
-    IF to_regclass(v_events) IS NULL OR EXISTS (SELECT FROM unnest(v_names) AS x WHERE to_regclass(x) IS NULL) THEN
+    $shards$ INTO v_names, v_events, v_here_placed USING p_schema, p_tables, v_owner;
+    IF NOT v_here_placed OR to_regclass(v_events) IS NULL
+       OR EXISTS (SELECT FROM unnest(v_names) AS x WHERE to_regclass(x) IS NULL) THEN
         RETURN NULL;
     END IF;
     SELECT max(e.position) INTO v_seen FROM ledger.events e WHERE e.user_id = v_owner;

@@ -59,12 +59,12 @@ final class PrivateCluster: @unchecked Sendable {
             for _ in 0..<2 {
                 let worker = try PrivateCluster()
                 cluster.workers.append(worker)
-                try worker.create(settings: Self.citusSettings)
+                try worker.create(settings: Self.citusSettings + [worker.localHostname])
                 try worker.start()
                 try worker.createLedgerDatabase(citus: true)
             }
         }
-        try cluster.create(settings: (citus ? Self.citusSettings : []) + settings)  // the test's own settings last, to win
+        try cluster.create(settings: (citus ? Self.citusSettings + [cluster.localHostname] : []) + settings)  // the test's own settings last, to win
         try cluster.start()
         try cluster.createLedgerDatabase(citus: citus)
         let connection = try cluster.connect()
@@ -83,6 +83,11 @@ final class PrivateCluster: @unchecked Sendable {
         }
         return try await body(cluster)
     }
+
+    /// The address by which Citus on this node connects to the node itself (a shard move's
+    /// copy does): its socket's folder, as the cluster names its nodes. Citus's default,
+    /// `localhost`, reaches no node of a cluster that listens on no TCP port.
+    private var localHostname: String { "citus.local_hostname = '\(directory.url.path)'" }
 
     private static let citusSettings = [
         "shared_preload_libraries = 'citus'",
