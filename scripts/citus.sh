@@ -1158,7 +1158,9 @@ citus_command() {
         status) citus_status ;;
         createdb) citus_create_database "${1:?scripts/dev citus createdb NAME}" ;;
         kill-worker) citus_start >/dev/null && citus_check_worker_killed ;;
+        # The Citus phase of scripts/dev test alone (a release build and its tests built first).
+        check) citus_smoke ;;
         dropdb) citus_drop_database "${1:?scripts/dev citus dropdb NAME}" ;;
-        *) echo "scripts/dev citus: unknown command '$sub' (start, stop, status, env, createdb NAME, dropdb NAME, kill-worker)" >&2; return 2 ;;
+        *) echo "scripts/dev citus: unknown command '$sub' (start, stop, status, env, createdb NAME, dropdb NAME, kill-worker, check)" >&2; return 2 ;;
     esac
 }
