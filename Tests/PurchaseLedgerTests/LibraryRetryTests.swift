@@ -162,6 +162,29 @@ extension LibraryRetryTests {
         #expect(!CommandRetry.isLostClaim(violation(nil)))
         #expect(!CommandRetry.isLostClaim(violation("payment_keys_102413", state: .deadlockDetected)))
     }
+
+    /// A violation that Citus relays from a worker it reached over a connection of its own has
+    /// no table, schema or constraint: its message names the constraint, which is a lost claim
+    /// when it is a registry's primary key or a shard of it (found by the races across shards of
+    /// `scripts/dev citus check`: `transaction_keys_pkey_102572`).
+    @Test func aLostClaimRelayedByCitusIsReadFromItsMessage() {
+        func relayed(_ message: String, state: SQLState = .uniqueViolation) -> PostgresError {
+            PostgresError(kind: .server, message: message, sqlState: state)
+        }
+        func violating(_ constraint: String) -> String { "duplicate key value violates unique constraint \"\(constraint)\"" }
+        for registry in CommandRetry.registries {
+            #expect(CommandRetry.isLostClaim(relayed(violating(registry + "_pkey_102572"))), "\(registry)")
+            #expect(CommandRetry.isLostClaim(relayed(violating(registry + "_pkey"))), "\(registry)")
+        }
+        #expect(CommandRetry.isLostClaim(PostgresError(kind: .server, message: "x", sqlState: .uniqueViolation,
+                                                       constraint: "token_keys_pkey_7")))
+        for constraint in ["payments_pkey_102008", "key_locks_pkey_102500", "api_keys_key_sha256_key", "payment_keys_pkeyx",
+                           "payment_keys_other_102413", "transaction_keys_pkey_102572\" x \"y"] {
+            #expect(!CommandRetry.isLostClaim(relayed(violating(constraint))), "\(constraint)")
+        }
+        #expect(!CommandRetry.isLostClaim(relayed("duplicate key value violates unique constraint")))
+        #expect(!CommandRetry.isLostClaim(relayed(violating("payment_keys_pkey"), state: .deadlockDetected)))
+    }
 }
 
 private func deadlocks(_ c: Connection) throws -> Int {
