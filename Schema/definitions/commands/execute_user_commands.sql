@@ -18,6 +18,10 @@ CREATE OR REPLACE FUNCTION ledger.execute_user_commands(p_user text, p_commands 
 RETURNS SETOF ledger.command_result
 LANGUAGE plpgsql AS $$
 BEGIN
+    -- A worker added since `ledger migrate` ran makes its scratch tables on its first command.
+    IF ledger.commands_on_workers() AND to_regclass('ledger.spans_settle') IS NULL THEN
+        PERFORM ledger.spans_scratch_here();
+    END IF;
     RETURN QUERY SELECT * FROM ledger.execute_commands(p_commands);
     IF EXISTS (SELECT FROM ledger.spans_settle WHERE xact = pg_current_xact_id() AND target = 'ledger') THEN
         PERFORM ledger.settle_spans('ledger');

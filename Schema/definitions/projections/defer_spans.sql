@@ -11,6 +11,10 @@ RETURNS void
 LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $$
 BEGIN
     IF cardinality(p_stores) = 0 THEN RETURN; END IF;
+    -- A worker added since `ledger migrate` ran, reached by a command other than the entry point.
+    IF ledger.commands_on_workers() AND to_regclass('ledger.spans_settle') IS NULL THEN
+        PERFORM ledger.spans_scratch_here();
+    END IF;
     INSERT INTO ledger.spans_due AS d (xact, target, store_code, lineage_id, owner, since, spans)
     SELECT pg_current_xact_id(), p_target, t.store_code, t.lineage_id, t.owner, min(t.since), bool_or(t.spans)
       FROM unnest(p_stores, p_lineages, p_owners, p_since, p_spans) t(store_code, lineage_id, owner, since, spans)

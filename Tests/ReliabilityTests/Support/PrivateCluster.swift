@@ -84,6 +84,22 @@ final class PrivateCluster: @unchecked Sendable {
         return try await body(cluster)
     }
 
+    /// Adds a worker of its own to this Citus coordinator, as an operator adds a machine: a new
+    /// cluster with the `citus` extension in its `ledger` database, registered by
+    /// `citus_add_node`, which sends it the ledger's objects from the coordinator. It holds no
+    /// shard until a rebalance moves some there; `ledger migrate` makes its scratch tables.
+    func addWorker() throws -> PrivateCluster {
+        let worker = try PrivateCluster()
+        workers.append(worker)
+        try worker.create(settings: Self.citusSettings + [worker.localHostname])
+        try worker.start()
+        try worker.createLedgerDatabase(citus: true)
+        let connection = try connect()
+        defer { connection.close() }
+        try connection.query("SELECT citus_add_node(\(worker.directory.url.path), \(worker.port))")
+        return worker
+    }
+
     /// The address by which Citus on this node connects to the node itself (a shard move's
     /// copy does): its socket's folder, as the cluster names its nodes. Citus's default,
     /// `localhost`, reaches no node of a cluster that listens on no TCP port.
