@@ -279,6 +279,10 @@ max_wal_size = 2GB
 log_min_messages = warning
 CONF
         fi
+        # A node made before its address for itself was set (read at start).
+        if ! grep -q '^citus.local_hostname' "$data/postgresql.conf"; then
+            echo "citus.local_hostname = '$sock'" >>"$data/postgresql.conf"
+        fi
         if ! pg_run "$PG_BIN/pg_ctl" -D "$data" status >/dev/null 2>&1; then
             echo "== starting the Citus $node (port $(citus_port "$i"), socket in $sock)" >&2
             pg_run "$PG_BIN/pg_ctl" -D "$data" -l "$CITUS_HOME/nodes/$node.log" -w -t 120 start >/dev/null
