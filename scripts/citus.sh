@@ -268,9 +268,6 @@ max_prepared_transactions = 200
 citus.recover_2pc_interval = '1s'
 listen_addresses = ''
 unix_socket_directories = '$sock'
-# How a node reaches itself (a shard move, citus_rebalance_start): Citus's default, localhost,
-# is no address of a cluster without TCP.
-citus.local_hostname = '$sock'
 port = $(citus_port "$i")
 max_connections = 300
 max_locks_per_transaction = 256
@@ -279,7 +276,9 @@ max_wal_size = 2GB
 log_min_messages = warning
 CONF
         fi
-        # A node made before its address for itself was set (read at start).
+        # How a node reaches itself (a shard move, citus_rebalance_start): Citus's default,
+        # localhost, is no address of a cluster without TCP. Added at start, so that a node made
+        # before the setting gets it too.
         if ! grep -q '^citus.local_hostname' "$data/postgresql.conf"; then
             echo "citus.local_hostname = '$sock'" >>"$data/postgresql.conf"
         fi

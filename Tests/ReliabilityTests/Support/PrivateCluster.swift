@@ -56,13 +56,7 @@ final class PrivateCluster: @unchecked Sendable {
         let cluster = try PrivateCluster()
         defer { cluster.destroy() }
         if citus {
-            for _ in 0..<2 {
-                let worker = try PrivateCluster()
-                cluster.workers.append(worker)
-                try worker.create(settings: Self.citusSettings + [worker.localHostname])
-                try worker.start()
-                try worker.createLedgerDatabase(citus: true)
-            }
+            for _ in 0..<2 { cluster.workers.append(try newWorker()) }
         }
         try cluster.create(settings: (citus ? Self.citusSettings + [cluster.localHostname] : []) + settings)  // the test's own settings last, to win
         try cluster.start()
@@ -84,19 +78,31 @@ final class PrivateCluster: @unchecked Sendable {
         return try await body(cluster)
     }
 
-    /// Adds a worker of its own to this Citus coordinator, as an operator adds a machine: a new
-    /// cluster with the `citus` extension in its `ledger` database, registered by
-    /// `citus_add_node`, which sends it the ledger's objects from the coordinator. It holds no
-    /// shard until a rebalance moves some there; `ledger migrate` makes its scratch tables.
+    /// Adds a worker of its own to this Citus coordinator, as an operator adds a machine,
+    /// registered by `citus_add_node`, which sends it the ledger's objects from the coordinator.
+    /// It holds no shard until a rebalance moves some there; its first command makes its scratch
+    /// tables (`ledger.spans_scratch_here`).
     func addWorker() throws -> PrivateCluster {
-        let worker = try PrivateCluster()
+        let worker = try Self.newWorker()
         workers.append(worker)
-        try worker.create(settings: Self.citusSettings + [worker.localHostname])
-        try worker.start()
-        try worker.createLedgerDatabase(citus: true)
         let connection = try connect()
         defer { connection.close() }
         try connection.query("SELECT citus_add_node(\(worker.directory.url.path), \(worker.port))")
+        return worker
+    }
+
+    /// A started Citus node with the `citus` extension in its `ledger` database, not yet
+    /// registered with a coordinator.
+    private static func newWorker() throws -> PrivateCluster {
+        let worker = try PrivateCluster()
+        do {
+            try worker.create(settings: citusSettings + [worker.localHostname])
+            try worker.start()
+            try worker.createLedgerDatabase(citus: true)
+        } catch {
+            worker.destroy()
+            throw error
+        }
         return worker
     }
 
