@@ -847,7 +847,7 @@ citus_check_distributed_commands() {
             diff "$CITUS_HOME/answers.1" "$CITUS_HOME/answers.2" >&2 ||
                 { echo "Citus: the commands answered otherwise on the distributed ledger (< one server, > distributed)" >&2; ok=1; }
             # The same events, but for the marks a cluster's payment carries when its Google token
-            # was another payment's already (ledger.payment_token_claim) or its lineage was begun
+            # is another payment's already (ledger.payment_token_claim) or its lineage is begun
             # (ledger.apply_payment), which one server leaves out (its order of positions says
             # the same): as many marks as one server's payments that do not hold their token, and
             # as many as its subscription payments that are not their lineage's first.

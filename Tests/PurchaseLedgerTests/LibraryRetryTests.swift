@@ -165,8 +165,8 @@ extension LibraryRetryTests {
 
     /// A violation that Citus relays from a worker it reached over a connection of its own has
     /// no table, schema or constraint: its message names the constraint, which is a lost claim
-    /// when it is a registry's primary key or a shard of it (found by the races across shards of
-    /// `scripts/dev citus check`: `transaction_keys_pkey_102572`).
+    /// when it is a registry's primary key or a shard of it (as the races across shards of
+    /// `scripts/dev citus check` meet it: `transaction_keys_pkey_102572`).
     @Test func aLostClaimRelayedByCitusIsReadFromItsMessage() {
         func relayed(_ message: String, state: SQLState = .uniqueViolation) -> PostgresError {
             PostgresError(kind: .server, message: message, sqlState: state)

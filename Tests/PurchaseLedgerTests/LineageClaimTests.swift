@@ -5,7 +5,7 @@ import PurchaseLedger
 import Testing
 
 /// A lineage's first payment (`ledger.lineages.first_position`, `ledger.lineage_keys`) is the
-/// one recorded first. On a Citus cluster a renewal's event says that its lineage was begun
+/// one recorded first. On a Citus cluster a renewal's event says that its lineage is begun
 /// already (`lineageClaimed: false`, from `ledger.apply_payment`), since there it can hold the
 /// lower position (`CommandsOnWorkers.aUsersShardsMovedToAnotherWorkerKeepEveryAnswer`); on one
 /// server the order of positions says the same, and no event carries the mark.

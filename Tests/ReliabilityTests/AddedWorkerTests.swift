@@ -14,7 +14,7 @@ extension HeavyReliabilityTests.CommandsOnWorkers {
     /// worker") and go on after it. Every command answers as the contract says, every acknowledged
     /// one is in the log once, the new worker holds shards and takes commands (making its scratch
     /// tables on the first, `ledger.spans_scratch_here`: without it every command sent there
-    /// failed, even after `ledger migrate`), the projections equal a replay, the hash chains
+    /// fails, even after `ledger migrate`), the projections equal a replay, the hash chains
     /// hold, and the reader, following from the start, returns every event once.
     @Test(.enabled(if: PrivateCluster.citusAsked, "a Citus state: scripts/dev test runs it with LEDGER_TEST_CITUS=1"))
     func aWorkerAddedAndTheShardsRebalancedBetweenWritesLoseNothing() async throws {

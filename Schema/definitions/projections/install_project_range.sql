@@ -183,7 +183,7 @@ BEGIN
              WHERE e.position = ANY (p_positions) AND (p_owner IS NULL OR e.user_id = p_owner)
                AND e.type IN ('PurchaseRecorded', 'RenewalRecorded')
                AND d->>'productType' <> 'CONSUMABLE'
-               -- Not a payment whose event says its lineage was begun already (where commands run
+               -- Not a payment whose event says its lineage is begun already (where commands run
                -- on the workers, ledger.apply_payment): the lineage's first payment is then the
                -- one unmarked, whatever the positions say. One server writes no mark, and
                -- the constant folds the test away.

@@ -47,7 +47,7 @@ BEGIN
           FROM unnest($2) WITH ORDINALITY AS u(t, n)
     $shards$ INTO v_names, v_events, v_shard USING p_schema, p_tables, v_owner;
     -- A statement of the function (planned once a session, where the query above is planned on
-    -- every call): as a subquery of the query above it cost a third more time a call.
+    -- every call): as a subquery of the query above it costs a third more time a call.
     SELECT EXISTS (SELECT FROM pg_dist_placement p
                     WHERE p.shardid = v_shard AND p.groupid = (SELECT g.groupid FROM pg_dist_local_group g))
       INTO v_here_placed;

@@ -2,7 +2,7 @@
 -- none: on a Citus worker added since `ledger migrate` last ran (citus_add_node), to which a
 -- rebalance then moves shards, and so commands. `ledger migrate` makes them on each worker that
 -- holds a shard (ledger.spans_scratch_on); a worker added without shards is out of its reach, and
--- every command sent there once a shard arrived failed (relation "ledger.spans_settle" does not
+-- every command sent there once a shard arrives would fail (relation "ledger.spans_settle" does not
 -- exist; CommandsOnWorkers.aWorkerAddedAndTheShardsRebalancedBetweenWritesLoseNothing). Its callers
 -- ask only where commands run on the workers, and only when the table is missing: a catalog
 -- lookup a command.
