@@ -18,6 +18,14 @@ CREATE OR REPLACE FUNCTION ledger.execute_user_commands(p_user text, p_commands 
 RETURNS SETOF ledger.command_result
 LANGUAGE plpgsql AS $$
 BEGIN
+    -- Before the commands read anything, the shards they read and write held against a shard
+    -- move (ledger.lock_shard_placements): the user's, the one of the notifications parked under
+    -- '', and the registry shard of each of their keys (ledger.command_lock_keys, which the
+    -- commands take as locks later).
+    IF ledger.commands_on_workers() THEN
+        PERFORM ledger.lock_shard_placements(ARRAY[p_user, ''],
+                                             ARRAY(SELECT unnest(ledger.command_lock_keys(c)) FROM unnest(p_commands) AS c));
+    END IF;
     -- A worker added since `ledger migrate` ran makes its scratch tables on its first command.
     IF ledger.commands_on_workers() AND to_regclass('ledger.spans_settle') IS NULL THEN
         PERFORM ledger.spans_scratch_here();

@@ -24,6 +24,10 @@ BEGIN
         -- The writers' gate (ledger.writers_gate) before the tables read here, as before any
         -- table a command reads.
         PERFORM pg_advisory_xact_lock_shared(ledger.writers_gate());
+        -- The token's registry shard, read here before the command's keys are known.
+        IF ledger.commands_on_workers() THEN
+            PERFORM ledger.lock_shard_placements(NULL, ARRAY['token:' || (n->>'purchaseTokenSha256')]);
+        END IF;
         SELECT t.lineage_id INTO v_lineage FROM ledger.token_payment(decode(n->>'purchaseTokenSha256', 'hex'), true) AS t;
         RETURN ARRAY['notification:GG:' || (n->>'notificationId'),
                      'account:GG:' || (n->>'appAccountToken'),

@@ -1,0 +1,74 @@
+import Foundation
+import LedgerTestSupport
+import Postgres
+import PurchaseLedger
+import Testing
+
+extension HeavyReliabilityTests.CommandsOnWorkers {
+    /// A shard moved while a transaction on a worker has read it and not yet written it, the case
+    /// that lost a registry row in a rebalance under writes. Three workers: the transaction runs on
+    /// the first; the registry shard of a paymentSeq lives on the second and moves to the third.
+    /// The transaction first consumes that payment, not yet recorded (refused: it reads the
+    /// registry shard and writes nothing), then, after the move was started, records the payment
+    /// (a write of that shard). Unheld, the move ends at once, and the record goes through the
+    /// connection of the read to the placement the move left behind: the registry row is lost when
+    /// Citus drops it (Citus 13.2.2). `ledger.lock_shard_placements`, taken before the first
+    /// command read anything, makes the move wait for the transaction: the row is in the moved
+    /// shard, and the projections equal a replay.
+    @Test(.enabled(if: PrivateCluster.citusAsked, "a Citus state: scripts/dev test runs it with LEDGER_TEST_CITUS=1"))
+    func aShardMovedBetweenATransactionsReadAndItsWriteKeepsTheWrite() async throws {
+        try await Self.withWorkersAppending { cluster, coordinator in
+            let added = try cluster.addWorker()
+            // (A rebalance copies the reference tables to a new worker first; a move alone does not.)
+            try coordinator.execute("SELECT replicate_reference_tables('block_writes')")
+            let (writer, source) = (cluster.workers[0], cluster.workers[1])
+            let placedOn = { (table: String, value: String) throws -> Int in
+                try coordinator.count("""
+                    SELECT nodeport FROM pg_dist_shard_placement
+                     WHERE shardid = get_shard_id_for_distribution_column('\(table)', '\(value)')
+                    """)
+            }
+            let user = try #require(try (1...64).map { "mover-\($0)" }.first { try placedOn("ledger.events", $0) == writer.port },
+                                    "no user among 64 on the first worker")
+            let seq = try #require(try (1...64).map { "moved-\($0)" }.first { try placedOn("ledger.payment_keys", $0) == source.port },
+                                   "no paymentSeq among 64 in a registry shard on the second worker")
+            let shard = try coordinator.count("SELECT get_shard_id_for_distribution_column('ledger.payment_keys', '\(seq)')")
+            let host = { (port: Int) throws -> String in
+                try coordinator.query(SQL(unsafeSQL: "SELECT nodename FROM pg_dist_node WHERE nodeport = \(port)"))[0]
+                    .decode("nodename", as: String.self)
+            }
+            let (from, to) = (try host(source.port), try host(added.port))
+
+            let transaction = try writer.connect()
+            defer { transaction.close() }
+            try transaction.execute("BEGIN")
+            let consume = try LedgerCommand(line: Array("""
+                {"type":"consume","userId":"\(user)","paymentSeq":"\(seq)","purchaseToken":"tok-\(seq)"}
+                """.utf8))
+            #expect(try transaction.executeBatch([consume], routedBy: user).map(\.status) == [.rejected])
+
+            let move = Background { () throws -> Void in
+                let c = try cluster.connect()
+                defer { c.close() }
+                try c.execute(SQL(unsafeSQL: """
+                    SELECT citus_move_shard_placement(\(shard), '\(from)', \(source.port), '\(to)', \(added.port),
+                                                      shard_transfer_mode := 'block_writes')
+                    """))
+            }
+            let deadline = Date().addingTimeInterval(5)
+            while !move.isFinished, Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
+            #expect(!move.isFinished, "the move did not wait for the transaction that read its shard")
+
+            let record = try Self.purchase(user: user, seq: seq, transaction: "t-\(seq)")
+            #expect(try transaction.executeBatch([record], routedBy: user).map(\.status) == [.recorded])
+            try transaction.execute("COMMIT")
+            try #require(try await move.value() != nil)
+
+            #expect(try placedOn("ledger.payment_keys", seq) == added.port)
+            #expect(try coordinator.count("SELECT count(*) FROM ledger.payment_keys WHERE payment_seq = '\(seq)' AND user_id = '\(user)'") == 1,
+                    "the registry row of \(seq) is not in its shard")
+            let report = try ProjectionVerifier(connection: coordinator).verify()
+            #expect(report.isEqual, "\(report.differences)")
+        }
+    }
+}
