@@ -14,9 +14,9 @@ extension HeavyReliabilityTests.CommandsOnWorkers {
     /// holds shards and takes commands (making its scratch tables on the first,
     /// `ledger.spans_scratch_here`: without it every command sent there fails, even after `ledger
     /// migrate`), the projections equal a replay, the hash chains hold, and the reader, following
-    /// from the start, returns every event once. Before the commands held their shards'
-    /// placements (`ledger.lock_shard_placements`) a rebalance under these writes lost a registry
-    /// row in 1 of 8 runs (docs/scale-out.md, "Rebalancing under writes").
+    /// from the start, returns every event once. Without the commands' placement locks
+    /// (`ledger.lock_shard_placements`) a rebalance under these writes loses a registry row now
+    /// and then: 1 run of 8 (docs/scale-out.md, "Rebalancing under writes").
     @Test(.enabled(if: PrivateCluster.citusAsked, "a Citus state: scripts/dev test runs it with LEDGER_TEST_CITUS=1"))
     func aWorkerAddedAndTheShardsRebalancedUnderWritesLoseNothing() async throws {
         try await Self.withWorkersAppending { cluster, coordinator in

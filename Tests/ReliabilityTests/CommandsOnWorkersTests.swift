@@ -28,6 +28,26 @@ extension HeavyReliabilityTests {
             }
         }
 
+        /// The port of the worker that holds the shard of `table` for the distribution value
+        /// `value` (a user, a registry's key).
+        static func placedOn(_ coordinator: Connection, _ table: String, _ value: String) throws -> Int {
+            try coordinator.count("""
+                SELECT nodeport FROM pg_dist_shard_placement
+                 WHERE shardid = get_shard_id_for_distribution_column('\(table)', '\(value)')
+                """)
+        }
+
+        /// Moves the shard of `table` for `value`, and every shard colocated with it, from the
+        /// node listening on `from` to the one on `to` (`citus_move_shard_placement`,
+        /// `block_writes`), as the rebalancer does.
+        static func moveShard(_ coordinator: Connection, _ table: String, _ value: String, from: Int, to: Int) throws {
+            let node = { (port: Int) throws -> Int in
+                try coordinator.count("SELECT nodeid FROM pg_dist_node WHERE nodeport = \(port) AND noderole = 'primary'")
+            }
+            let shard = try coordinator.count("SELECT get_shard_id_for_distribution_column('\(table)', '\(value)')")
+            try coordinator.execute(SQL(unsafeSQL: "SELECT citus_move_shard_placement(\(shard), \(try node(from)), \(try node(to)), 'block_writes')"))
+        }
+
         /// On a cluster of its own: runs `first` on the
         /// first worker in a transaction left open, then `second` on the second worker on a
         /// connection of its own. Checks that `second` is still waiting 3 s later, commits

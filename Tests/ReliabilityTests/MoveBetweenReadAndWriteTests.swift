@@ -6,9 +6,9 @@ import Testing
 
 extension HeavyReliabilityTests.CommandsOnWorkers {
     /// A shard moved while a transaction on a worker has read it and not yet written it, the case
-    /// that lost a registry row in a rebalance under writes. Three workers: the transaction runs on
+    /// that loses a registry row in a rebalance under writes without the commands' placement locks. Three workers: the transaction runs on
     /// the first; the shard lives on the second and moves to the third. The transaction first sends
-    /// a consume that reads the shard and writes nothing, then, after the move was started, a
+    /// a consume that reads the shard and writes nothing, then, once the move has started, a
     /// purchase that writes the shard:
     /// - `registry`: the consume of a paymentSeq not yet recorded (refused) reads the paymentSeq's
     ///   `payment_keys` shard; the purchase then claims that paymentSeq there;
@@ -17,7 +17,7 @@ extension HeavyReliabilityTests.CommandsOnWorkers {
     ///
     /// Unheld, the move ends at once, and the write goes through the connection of the read to the
     /// placement the move left behind, lost when Citus drops it (Citus 13.2.2).
-    /// `ledger.lock_shard_placements`, taken before the first command read anything, makes the move
+    /// `ledger.lock_shard_placements`, taken before the first command reads anything, makes the move
     /// wait for the transaction: the write is in the moved shard, and the projections equal a
     /// replay.
     @Test(.enabled(if: PrivateCluster.citusAsked, "a Citus state: scripts/dev test runs it with LEDGER_TEST_CITUS=1"),
@@ -28,12 +28,7 @@ extension HeavyReliabilityTests.CommandsOnWorkers {
             // (A rebalance copies the reference tables to a new worker first; a move alone does not.)
             try coordinator.execute("SELECT replicate_reference_tables('block_writes')")
             let (writer, source) = (cluster.workers[0], cluster.workers[1])
-            let placedOn = { (table: String, value: String) throws -> Int in
-                try coordinator.count("""
-                    SELECT nodeport FROM pg_dist_shard_placement
-                     WHERE shardid = get_shard_id_for_distribution_column('\(table)', '\(value)')
-                    """)
-            }
+            let placedOn = { (table: String, value: String) throws -> Int in try Self.placedOn(coordinator, table, value) }
             let (table, user, seq): (String, String, String)
             if kind == "registry" {
                 table = "ledger.payment_keys"
@@ -47,12 +42,7 @@ extension HeavyReliabilityTests.CommandsOnWorkers {
                                     "no user among 64 on the second worker")
                 seq = "moved-1"
             }
-            let shard = try coordinator.count("SELECT get_shard_id_for_distribution_column('\(table)', '\(kind == "registry" ? seq : user)')")
-            let host = { (port: Int) throws -> String in
-                try coordinator.query(SQL(unsafeSQL: "SELECT nodename FROM pg_dist_node WHERE nodeport = \(port)"))[0]
-                    .decode("nodename", as: String.self)
-            }
-            let (from, to) = (try host(source.port), try host(added.port))
+            let key = kind == "registry" ? seq : user   // the shard that moves: of `table`, for `key`
             let consume = { (seq: String) throws -> LedgerCommand in
                 try LedgerCommand(line: Array("""
                     {"type":"consume","userId":"\(user)","paymentSeq":"\(seq)","purchaseToken":"tok-\(seq)"}
@@ -77,10 +67,7 @@ extension HeavyReliabilityTests.CommandsOnWorkers {
             let move = Background { () throws -> Void in
                 let c = try cluster.connect()
                 defer { c.close() }
-                try c.execute(SQL(unsafeSQL: """
-                    SELECT citus_move_shard_placement(\(shard), '\(from)', \(source.port), '\(to)', \(added.port),
-                                                      shard_transfer_mode := 'block_writes')
-                    """))
+                try Self.moveShard(c, table, key, from: source.port, to: added.port)
             }
             let deadline = Date().addingTimeInterval(5)
             while !move.isFinished, Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
@@ -91,7 +78,7 @@ extension HeavyReliabilityTests.CommandsOnWorkers {
             try transaction.execute("COMMIT")
             try #require(try await move.value() != nil)
 
-            #expect(try placedOn(table, kind == "registry" ? seq : user) == added.port)
+            #expect(try placedOn(table, key) == added.port)
             #expect(try coordinator.count("SELECT count(*) FROM ledger.payment_keys WHERE payment_seq = '\(seq)' AND user_id = '\(user)'") == 1,
                     "the registry row of \(seq) is not in its shard")
             #expect(try coordinator.count("SELECT count(*) FROM ledger.events WHERE user_id = '\(user)' AND data->>'paymentSeq' = '\(seq)'") == 1,

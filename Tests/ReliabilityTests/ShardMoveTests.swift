@@ -16,12 +16,7 @@ extension HeavyReliabilityTests.CommandsOnWorkers {
     func aUsersShardsMovedToAnotherWorkerKeepEveryAnswer() async throws {
         try await Self.withWorkersAppending { cluster, coordinator in
             let from = cluster.workers[1], to = cluster.workers[0]
-            let placement = { (user: String) throws -> Int in
-                try coordinator.count("""
-                    SELECT nodeport FROM pg_dist_shard_placement
-                     WHERE shardid = get_shard_id_for_distribution_column('ledger.events', '\(user)')
-                    """)
-            }
+            let placement = { (user: String) throws -> Int in try Self.placedOn(coordinator, "ledger.events", user) }
             let user = try #require(try (1...64).map { "u-\($0)" }.first { try placement($0) == from.port },
                                     "no user among 64 on the second worker")
             let ledger = Ledger(databaseURL: cluster.conninfo, poolSize: 2)
@@ -53,11 +48,7 @@ extension HeavyReliabilityTests.CommandsOnWorkers {
             try coordinator.execute("ALTER SYSTEM SET citus.defer_shard_delete_interval = -1")
             try coordinator.execute("SELECT pg_reload_conf()")
             let shard = try coordinator.count("SELECT get_shard_id_for_distribution_column('ledger.events', '\(user)')")
-            let node = { (port: Int) throws -> Int in
-                try coordinator.count("SELECT nodeid FROM pg_dist_node WHERE nodeport = \(port) AND noderole = 'primary'")
-            }
-            let (source, target) = (try node(from.port), try node(to.port))
-            try coordinator.execute(SQL(unsafeSQL: "SELECT citus_move_shard_placement(\(shard), \(source), \(target), 'block_writes')"))
+            try Self.moveShard(coordinator, "ledger.events", user, from: from.port, to: to.port)
             #expect(try placement(user) == to.port)
             // The worker the shards left keeps their tables until Citus's cleanup drops them; the
             // test holds the cleanup back (below) so that they are there for the span statements.

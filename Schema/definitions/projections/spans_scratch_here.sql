@@ -3,7 +3,7 @@
 -- rebalance then moves shards, and so commands. `ledger migrate` makes them on each worker that
 -- holds a shard (ledger.spans_scratch_on); a worker added without shards is out of its reach, and
 -- every command sent there once a shard arrives would fail (relation "ledger.spans_settle" does not
--- exist; CommandsOnWorkers.aWorkerAddedAndTheShardsRebalancedBetweenWritesLoseNothing). Its callers
+-- exist; CommandsOnWorkers.aWorkerAddedAndTheShardsRebalancedUnderWritesLoseNothing). Its callers
 -- ask only where commands run on the workers, and only when the table is missing: a catalog
 -- lookup a command.
 -- SECURITY DEFINER: a command may run as ledger_writer, which creates no table. Two commands that

@@ -99,8 +99,8 @@ package enum CommandRetry {
     /// constraint is read from the message, and must be a registry's primary key
     /// (`transaction_keys_pkey_102572`; a registry has no other unique key), as in the races
     /// across shards of `scripts/dev citus check`, where such a violation takes the place of a
-    /// refusal now and then; a server whose `lc_messages` is not English words the message otherwise, and
-    /// such a violation stays an error.
+    /// refusal now and then; a server whose `lc_messages` is not English words the message
+    /// otherwise, and such a violation stays an error.
     package static func isLostClaim(_ error: PostgresError) -> Bool {
         guard error.sqlState == .uniqueViolation, error.schema == "ledger" || error.schema == nil else { return false }
         if let table = error.table {
