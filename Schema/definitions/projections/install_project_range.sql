@@ -21,9 +21,11 @@
 -- 0.5 % of the log) needs the joins of a range. A predicate accepting either gives both callers
 -- one estimate, and a range spelled as its positions would make a replay descend the index once
 -- per event. So project_range is made from project_positions' own text
--- (pg_proc.prosrc) by the only template left, three named replacements checked below: the
+-- (pg_proc.prosrc) by the only template left, four named replacements checked below: the
 -- bounds project_positions declares from its array (project_range has them as parameters), its
--- predicate, and the owner named again on a table joined to the events, which a range drops.
+-- predicate, the owner named again on a table joined to the events, which a range drops, and
+-- how the keys are claimed (one by one for a command, set-based for a replay: the comment at
+-- claims_one_by_one says why).
 -- (On a Citus cluster a join with the events does not tell which shards of the other table to
 -- read: a statement names the owner on each table, or it reads and locks every shard.)
 CREATE OR REPLACE FUNCTION ledger.install_project_range(target text)
@@ -40,6 +42,9 @@ DECLARE
     -- project_positions' filter on a table joined to the events (a regular expression): the
     -- owner again, which project_range, reading every owner's events of its range, drops.
     v_joined    constant text := ' AND \(p_owner IS NULL OR [a-z]+\.user_id = p_owner\)';
+    -- How project_positions claims keys (one by one), and how project_range does (set-based).
+    v_one_by_one constant text := 'claims_one_by_one constant boolean := true;';
+    v_set_based  constant text := 'claims_one_by_one constant boolean := false;';
     v_body      text;
 BEGIN
     PERFORM ledger.install_entitled_spans(target);
@@ -93,7 +98,22 @@ BEGIN
         released      record;
         parked_row    record;
         claim         record;
-        token_taken   boolean;
+        -- How the keys are claimed: by a command one by one, each an INSERT … VALUES of its own
+        -- (project_positions); by a replay collected into these arrays and written by one
+        -- INSERT … SELECT per registry after each kind of event (project_range, where the
+        -- installer makes this false: below). On a Citus cluster a claim of a command must be a
+        -- router insert (the comment at the payments' claims says why), and a replay's hundreds
+        -- of thousands of them were one round trip each from the coordinator, most of a
+        -- verify's time; the replay's INSERT … SELECT writes each registry's shards in parallel,
+        -- in the 2PC (nothing in a replay reads a registry's shard before writing it).
+        -- Either way the same rows are claimed, in the order of the log.
+        claims_one_by_one constant boolean := true;
+        -- (Null until a replay collects: an initial value would cost every command's call its
+        -- evaluation. A null array || an element is that element's array.)
+        ck_seq   text[]; ck_user text[]; ck_position bigint[];
+        ck_store text[]; ck_key  text[]; ck_token    bytea[];
+        token_taken_at bigint[];   -- positions of payments whose token was taken (below)
+        token_claimed  bytea;
     BEGIN
         -- Which kinds of event there are (only their statements run) and whether there is a
         -- subscription payment. An append's one event is read directly.
@@ -146,29 +166,57 @@ BEGIN
         SELECT * FROM recorded ORDER BY recorded_position
         LOOP
             applied := applied + 1;
-            INSERT INTO payment_keys (payment_seq, user_id, position, names_seq)
-            VALUES (claim.payment_seq, claim.user_id, claim.recorded_position, claim.payment_seq);
-            INSERT INTO transaction_keys (store_code, transaction_id, user_id, position, payment_seq)
-            VALUES (claim.store_code, claim.transaction_id, claim.user_id, claim.recorded_position, claim.payment_seq);
-            IF claim.store_code = 'GG' AND claim.token_sha256 IS NOT NULL THEN
-                -- Unless its event says the token was another payment's already when it was
-                -- recorded (ledger.payment_token_claim): then the registry's row is that one's,
-                -- whichever of the two a replay meets first. Asked where commands run on the
-                -- workers only, where the payments write the mark: on one server the payment
-                -- that took the token holds the lower position (the later one waited for its
-                -- key's lock), and the order of the log gives the answer.
-                token_taken := false;
+            -- A Google payment claims its token unless its event says that the token was another
+            -- payment's already when it was recorded (ledger.payment_token_claim): the
+            -- registry's row is that one's, whichever of the two a replay meets first. The marks
+            -- are read once, at the first token: where commands run on the workers only, where
+            -- the payments write them. On one server the payment that took the token holds the
+            -- lower position (the later one waited for its key's lock), and the order of the log
+            -- gives the answer. (A position is unique across the cluster's nodes.)
+            IF claim.store_code = 'GG' AND claim.token_sha256 IS NOT NULL AND token_taken_at IS NULL THEN
+                token_taken_at := '{}';
                 IF ledger.commands_on_workers() THEN
-                    SELECT e.data ? 'purchaseTokenClaimed' INTO token_taken
-                      FROM ledger.events e WHERE e.user_id = claim.user_id AND e.position = claim.recorded_position;
-                END IF;
-                IF NOT token_taken THEN
-                    INSERT INTO token_keys (token_sha256, user_id, position)
-                    VALUES (claim.token_sha256, claim.user_id, claim.recorded_position)
-                    ON CONFLICT DO NOTHING;
+                    token_taken_at := ARRAY(
+                        SELECT e.position FROM ledger.events e
+                         WHERE e.position = ANY (p_positions) AND (p_owner IS NULL OR e.user_id = p_owner)
+                           AND e.type IN ('PurchaseRecorded', 'RenewalRecorded') AND e.data ? 'purchaseTokenClaimed');
                 END IF;
             END IF;
+            token_claimed := CASE WHEN claim.store_code = 'GG' AND NOT claim.recorded_position = ANY (token_taken_at)
+                                  THEN claim.token_sha256 END;
+            IF claims_one_by_one THEN
+                INSERT INTO payment_keys (payment_seq, user_id, position, names_seq)
+                VALUES (claim.payment_seq, claim.user_id, claim.recorded_position, claim.payment_seq);
+                INSERT INTO transaction_keys (store_code, transaction_id, user_id, position, payment_seq)
+                VALUES (claim.store_code, claim.transaction_id, claim.user_id, claim.recorded_position, claim.payment_seq);
+                IF token_claimed IS NOT NULL THEN
+                    INSERT INTO token_keys (token_sha256, user_id, position)
+                    VALUES (token_claimed, claim.user_id, claim.recorded_position)
+                    ON CONFLICT DO NOTHING;
+                END IF;
+            ELSE
+                ck_seq := ck_seq || claim.payment_seq; ck_user := ck_user || claim.user_id;
+                ck_position := ck_position || claim.recorded_position;
+                ck_store := ck_store || claim.store_code; ck_key := ck_key || claim.transaction_id;
+                ck_token := ck_token || token_claimed;
+            END IF;
         END LOOP;
+        IF NOT claims_one_by_one THEN
+            INSERT INTO payment_keys (payment_seq, user_id, position, names_seq)
+            SELECT c.seq, c.user_id, c.position, c.seq
+              FROM unnest(ck_seq, ck_user, ck_position) AS c(seq, user_id, position);
+            INSERT INTO transaction_keys (store_code, transaction_id, user_id, position, payment_seq)
+            SELECT c.store_code, c.transaction_id, c.user_id, c.position, c.seq
+              FROM unnest(ck_store, ck_key, ck_user, ck_position, ck_seq) AS c(store_code, transaction_id, user_id, position, seq);
+            -- The first payment of the log that has the token (the loop meets them in its order).
+            INSERT INTO token_keys (token_sha256, user_id, position)
+            SELECT DISTINCT ON (c.token) c.token, c.user_id, c.position
+              FROM unnest(ck_token, ck_user, ck_position) AS c(token, user_id, position)
+             WHERE c.token IS NOT NULL
+             ORDER BY c.token, c.position
+            ON CONFLICT DO NOTHING;
+            ck_seq := NULL; ck_user := NULL; ck_position := NULL; ck_store := NULL; ck_key := NULL; ck_token := NULL;
+        END IF;
 
         IF subscriptions THEN
             FOR claim IN
@@ -193,9 +241,19 @@ BEGIN
             RETURNING store_code, original_transaction_id, user_id, first_position)
             SELECT * FROM new_lineages ORDER BY first_position
             LOOP
-                INSERT INTO lineage_keys (store_code, lineage_id, user_id, position)
-                VALUES (claim.store_code, claim.original_transaction_id, claim.user_id, claim.first_position);
+                IF claims_one_by_one THEN
+                    INSERT INTO lineage_keys (store_code, lineage_id, user_id, position)
+                    VALUES (claim.store_code, claim.original_transaction_id, claim.user_id, claim.first_position);
+                ELSE
+                    ck_store := ck_store || claim.store_code; ck_key := ck_key || claim.original_transaction_id;
+                    ck_user := ck_user || claim.user_id; ck_position := ck_position || claim.first_position;
+                END IF;
             END LOOP;
+            IF NOT claims_one_by_one THEN
+                INSERT INTO lineage_keys (store_code, lineage_id, user_id, position)
+                SELECT * FROM unnest(ck_store, ck_key, ck_user, ck_position);
+                ck_store := NULL; ck_key := NULL; ck_user := NULL; ck_position := NULL;
+            END IF;
         END IF;
         END IF;
 
@@ -253,10 +311,20 @@ BEGIN
         RETURNING store_code, notification_id, user_id, position)
         SELECT * FROM received ORDER BY position
         LOOP
-            -- Its claim a router insert, as a payment's are (above).
-            INSERT INTO notification_keys (store_code, notification_id, user_id, position)
-            VALUES (claim.store_code, claim.notification_id, claim.user_id, claim.position);
+            -- Its claim a router insert, as a payment's are (above), or a replay's in one statement.
+            IF claims_one_by_one THEN
+                INSERT INTO notification_keys (store_code, notification_id, user_id, position)
+                VALUES (claim.store_code, claim.notification_id, claim.user_id, claim.position);
+            ELSE
+                ck_store := ck_store || claim.store_code; ck_key := ck_key || claim.notification_id;
+                ck_user := ck_user || claim.user_id; ck_position := ck_position || claim.position;
+            END IF;
         END LOOP;
+        IF NOT claims_one_by_one THEN
+            INSERT INTO notification_keys (store_code, notification_id, user_id, position)
+            SELECT * FROM unnest(ck_store, ck_key, ck_user, ck_position);
+            ck_store := NULL; ck_key := NULL; ck_user := NULL; ck_position := NULL;
+        END IF;
         END IF;
 
         -- A release moves the parked notification to its user, as ledger.release_parked moves
@@ -360,10 +428,20 @@ BEGIN
         RETURNING alias_seq, payment_seq, user_id, position)
         SELECT * FROM aliases ORDER BY position
         LOOP
-            -- The alias claims its paymentSeq, a router insert as a payment's claims are (above).
-            INSERT INTO payment_keys (payment_seq, user_id, position, names_seq)
-            VALUES (claim.alias_seq, claim.user_id, claim.position, claim.payment_seq);
+            -- The alias claims its paymentSeq, as a payment's claims are (above).
+            IF claims_one_by_one THEN
+                INSERT INTO payment_keys (payment_seq, user_id, position, names_seq)
+                VALUES (claim.alias_seq, claim.user_id, claim.position, claim.payment_seq);
+            ELSE
+                ck_key := ck_key || claim.alias_seq; ck_user := ck_user || claim.user_id;
+                ck_position := ck_position || claim.position; ck_seq := ck_seq || claim.payment_seq;
+            END IF;
         END LOOP;
+        IF NOT claims_one_by_one THEN
+            INSERT INTO payment_keys (payment_seq, user_id, position, names_seq)
+            SELECT * FROM unnest(ck_key, ck_user, ck_position, ck_seq);
+            ck_key := NULL; ck_user := NULL; ck_position := NULL; ck_seq := NULL;
+        END IF;
         UPDATE payments p SET linked_token_sha256 = decode(e.data->>'purchaseTokenSha256', 'hex')
           FROM ledger.events e
          WHERE e.position = ANY (p_positions) AND (p_owner IS NULL OR e.user_id = p_owner) AND e.type = 'PaymentLinked'
@@ -454,12 +532,16 @@ BEGIN
 
     -- Applies the events with from <= position <= to: project_positions' body, with the range's
     -- bounds and predicate (see the top of this file).
-    SELECT regexp_replace(replace(replace(p.prosrc, v_bounds, ''), v_positions, v_range), v_joined, '', 'g') INTO v_body
+    SELECT replace(regexp_replace(replace(replace(p.prosrc, v_bounds, ''), v_positions, v_range), v_joined, '', 'g'),
+                   v_one_by_one, v_set_based) INTO v_body
       FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
      WHERE n.nspname = target AND p.proname = 'project_positions';
     IF strpos(v_body, 'p_positions') > 0 OR strpos(v_body, 'p_owner') > 0 THEN
         RAISE EXCEPTION 'install_project_range: project_positions names p_positions or p_owner other than as %, in % or as %',
                         v_bounds, v_positions, v_joined;
+    END IF;
+    IF strpos(v_body, v_set_based) = 0 THEN
+        RAISE EXCEPTION 'install_project_range: project_positions does not declare %', v_one_by_one;
     END IF;
     EXECUTE format($fn$
         CREATE OR REPLACE FUNCTION project_range(p_from bigint, p_to bigint)
