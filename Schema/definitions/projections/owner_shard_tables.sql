@@ -28,10 +28,13 @@ BEGIN
     IF NOT ledger.commands_on_workers() OR coalesce(cardinality(p_owners), 0) = 0 THEN
         RETURN NULL;
     END IF;
-    -- (Statements of their own: the functions exist only where the extension does.) A shadow
-    -- schema's tables are placed on the cluster after their functions are made.
-    EXECUTE 'SELECT EXISTS (SELECT FROM pg_dist_partition WHERE logicalrelid = to_regclass($1))'
-       INTO v_placed USING format('%I.%I', p_schema, p_tables[1]);
+    -- Static statements, planned once a session (an EXECUTE is parsed and planned on every
+    -- call: half of the call's time, BENCHMARKS.md); they name Citus's catalog and functions,
+    -- which exist only where the extension does, and run only there (above). A shadow schema's
+    -- tables are placed on the cluster after their functions are made.
+    SELECT EXISTS (SELECT FROM pg_dist_partition
+                    WHERE logicalrelid = to_regclass(format('%I.%I', p_schema, p_tables[1])))
+      INTO v_placed;
     IF NOT v_placed THEN
         RETURN NULL;
     END IF;
@@ -39,15 +42,14 @@ BEGIN
     -- tables colocated with it move with it). The shard's tables alone do not say so: a node that
     -- a shard moved away from keeps them until Citus's cleanup drops them (pg_dist_cleanup), and
     -- statements on them would write rows nobody reads.
-    EXECUTE $shards$
-        SELECT array_agg(shard_name(format('%I.%I', $1, t)::regclass,
-                                    get_shard_id_for_distribution_column(format('%I.%I', $1, t), $3)) ORDER BY n),
-               shard_name('ledger.events'::regclass, get_shard_id_for_distribution_column('ledger.events', $3)),
-               get_shard_id_for_distribution_column('ledger.events', $3)
-          FROM unnest($2) WITH ORDINALITY AS u(t, n)
-    $shards$ INTO v_names, v_events, v_shard USING p_schema, p_tables, v_owner;
-    -- A statement of the function (planned once a session, where the query above is planned on
-    -- every call): as a subquery of the query above it costs a third more time a call.
+    SELECT array_agg(shard_name(format('%I.%I', p_schema, u.t)::regclass,
+                                get_shard_id_for_distribution_column(format('%I.%I', p_schema, u.t), v_owner)) ORDER BY u.n),
+           shard_name('ledger.events'::regclass, get_shard_id_for_distribution_column('ledger.events', v_owner)),
+           get_shard_id_for_distribution_column('ledger.events', v_owner)
+      INTO v_names, v_events, v_shard
+      FROM unnest(p_tables) WITH ORDINALITY AS u(t, n);
+    -- A statement of its own: as a subquery of the query above it cost a third more time a call
+    -- (when that query was an EXECUTE, planned on every call).
     SELECT EXISTS (SELECT FROM pg_dist_placement p
                     WHERE p.shardid = v_shard AND p.groupid = (SELECT g.groupid FROM pg_dist_local_group g))
       INTO v_here_placed;
