@@ -103,7 +103,7 @@ BEGIN
         -- INSERT … SELECT per registry after each kind of event (project_range, where the
         -- installer makes this false: below). On a Citus cluster a claim of a command must be a
         -- router insert (the comment at the payments' claims says why), and a replay's hundreds
-        -- of thousands of them were one round trip each from the coordinator, most of a
+        -- of thousands of them would be one round trip each from the coordinator, most of a
         -- verify's time; the replay's INSERT … SELECT writes each registry's shards in parallel,
         -- in the 2PC (nothing in a replay reads a registry's shard before writing it).
         -- Either way the same rows are claimed, in the order of the log.

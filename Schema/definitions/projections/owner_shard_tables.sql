@@ -48,8 +48,8 @@ BEGIN
            get_shard_id_for_distribution_column('ledger.events', v_owner)
       INTO v_names, v_events, v_shard
       FROM unnest(p_tables) WITH ORDINALITY AS u(t, n);
-    -- A statement of its own: as a subquery of the query above it cost a third more time a call
-    -- (when that query was an EXECUTE, planned on every call).
+    -- A statement of its own, measured against a subquery of the query above (BENCHMARKS.md,
+    -- "The guard's placement question").
     SELECT EXISTS (SELECT FROM pg_dist_placement p
                     WHERE p.shardid = v_shard AND p.groupid = (SELECT g.groupid FROM pg_dist_local_group g))
       INTO v_here_placed;
