@@ -420,16 +420,33 @@ citus_check_advice() {
     return $ok
 }
 
+# How many positions of its range each node of database $1 has handed out, "group:count" a node
+# in node order (ledger.events_position_seq: node group g's first is g * 2^48 + 1). An append
+# takes one on the node its statement runs on, and its event one on the node that holds it
+# (ledger.event_on_owner_node).
+citus_positions_taken() {
+    local i
+    for i in 0 1 2; do
+        psql "$(citus_conninfo "$i" "$1")" -Atqc "
+            SELECT g || ':' || (CASE WHEN is_called THEN last_value ELSE last_value - 1 END - (g::bigint << 48))
+              FROM ledger.events_position_seq, (SELECT groupid AS g FROM pg_dist_local_group) AS l"
+    done | paste -sd ' '
+}
+
 # The entry point on the users' workers (ledger.execute_user_commands). In a new database: a
 # purchase sent to the coordinator by `ledger ingest` appends on the worker that holds its user's
-# shard, in that worker's range of positions (node group g from g * 2^48 + 1); a consume sent to
-# each worker by a client connected there runs there, once: the first consumes, the second
-# answers that it was consumed already; `ledger verify` finds the projections equal to the log.
+# shard, in that worker's range of positions (node group g from g * 2^48 + 1), and takes no
+# position of another node's range (its statements ran on that worker); a consume sent to each
+# worker by a client connected there runs there, once: the first consumes, the second answers
+# that it was consumed already; then a refund run on the other worker in a transaction block
+# (where Citus runs it there) appends in the user's node group too; `ledger verify` finds the
+# projections equal to the log.
 citus_check_worker_appends() {
-    local name="ledger_citus_worker_appends_$$" url ok=0 i out group expected
+    local name="ledger_citus_worker_appends_$$" url ok=0 i out group expected before after other home
     citus_create_database "$name"
     "$CITUS_LEDGER" migrate --database-url "$(citus_conninfo 0 "$name")" >/dev/null || ok=1
     url=$(citus_conninfo 0 "$name")
+    before=$(citus_positions_taken "$name")
     printf '%s\n' '{"type":"purchase","userId":"u-worker","storeCode":"AS","paymentSeq":"2026999000001","productId":"gems","productType":"CONSUMABLE","price":"0.99","currency":"USD","purchaseToken":"tok-worker","transactionId":"t-worker-1","purchaseTime":"2026-12-01T00:00:00Z"}' \
         >"$CITUS_HOME/worker-purchase.ndjson"
     printf '%s\n' '{"type":"consume","userId":"u-worker","paymentSeq":"2026999000001","purchaseToken":"tok-worker"}' \
@@ -443,6 +460,15 @@ citus_check_worker_appends() {
         echo "Citus: the purchase appended in node group(s) '$group', not on its user's worker (group $expected)" >&2
         ok=1
     fi
+    home=$expected
+    after=$(citus_positions_taken "$name")
+    for i in $before; do
+        [ "${i%%:*}" = "$home" ] && continue
+        case " $after " in
+            *" $i "*) ;;
+            *) echo "Citus: the purchase took positions of node group ${i%%:*}, not only of its user's ($home): before '$before', after '$after'" >&2; ok=1 ;;
+        esac
+    done
     for i in 1 2; do
         out=$("$CITUS_LEDGER" ingest "$CITUS_HOME/worker-consume.ndjson" --database-url "$(citus_conninfo "$i" "$name")" 2>&1)
         expected='"status":"consumed"'
@@ -453,9 +479,19 @@ citus_check_worker_appends() {
         echo "Citus: the consumes sent to the workers did not consume the payment once" >&2
         ok=1
     fi
+    for i in 1 2; do
+        [ "$(psql "$(citus_conninfo "$i" "$name")" -Atqc "SELECT groupid FROM pg_dist_local_group")" != "$home" ] && other=$i
+    done
+    out=$(psql "$(citus_conninfo "$other" "$name")" -Atq -v ON_ERROR_STOP=1 \
+        -c "BEGIN" -c "SELECT status FROM ledger.refund('2026999000001', now(), NULL)" -c "COMMIT" 2>&1)
+    group=$(psql "$url" -Atqc "SELECT position >> 48 FROM ledger.events WHERE type = 'PaymentRefunded'")
+    if [ "$out" != recorded ] || [ "$group" != "$home" ]; then
+        echo "Citus: a refund run on the other worker answered '$out' and appended in node group '$group', not its user's ($home)" >&2
+        ok=1
+    fi
     out=$("$CITUS_LEDGER" verify --database-url "$url" 2>&1) || { echo "Citus: verify after the workers' commands failed: $out" >&2; ok=1; }
     citus_drop_database "$name"
-    [ $ok -eq 0 ] && echo "  a purchase appends on its user's worker; a consume sent to each worker runs there, once; verify is equal"
+    [ $ok -eq 0 ] && echo "  a purchase appends on its user's worker; a consume sent to each worker runs there, once; a refund run on the other worker appends in its user's node group; verify is equal"
     return $ok
 }
 

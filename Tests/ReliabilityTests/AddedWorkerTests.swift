@@ -84,14 +84,15 @@ extension HeavyReliabilityTests.CommandsOnWorkers {
             }
             await ledger.close()
 
-            // The new worker holds shards of the log and appended some of its events.
+            // The new worker holds shards of the log, and events in its range: those of the users
+            // whose shards it holds, appended since (an event's position is its owner's node's).
             let group = try coordinator.count("SELECT groupid FROM pg_dist_node WHERE nodeport = \(added.port) AND noderole = 'primary'")
             #expect(try coordinator.count("""
                 SELECT count(*) FROM pg_dist_placement p JOIN pg_dist_shard s USING (shardid)
                  WHERE s.logicalrelid = 'ledger.events'::regclass AND p.groupid = \(group)
                 """) > 0)
             #expect(try coordinator.count("SELECT count(*) FROM ledger.events WHERE position >> 48 = \(group)") > 0,
-                    "no command ran on the added worker")
+                    "no event was appended on the added worker's shards")
 
             // Every acknowledged command once: a purchase, then per round a renewal, a consumable
             // and its consume, for each user; each subscription as its last renewal left it.

@@ -159,11 +159,14 @@ extension HeavyReliabilityTests {
                 // A refund names no user: it goes by the owner the registries name.
                 #expect(try await ledger.execute(.refund(paymentSeq: "P-2", time: nil, reason: nil)).status == .recorded)
                 #expect(try coordinator.count("SELECT count(*) FROM ledger.events") == 7)
-                #expect(try coordinator.count("""
-                    SELECT count(*) FROM ledger.events e
-                      JOIN pg_dist_placement p ON p.shardid = get_shard_id_for_distribution_column('ledger.events', e.user_id)
-                     WHERE e.position >> 48 = p.groupid AND p.groupid <> 0
-                    """) == 7, "an event was not appended on its user's worker")
+                // An event's position is its user's node's wherever the command ran
+                // (ledger.event_on_owner_node); the statement that appends it takes one more of the
+                // range of the node it runs on. So each worker's range moved by two an event it
+                // holds, and the coordinator's not at all, only where every append ran on its
+                // user's worker.
+                let taken = try Self.positionsTaken(cluster), held = try Self.positionsHeld(coordinator)
+                #expect(taken == Dictionary(uniqueKeysWithValues: taken.keys.map { ($0, 2 * held[$0, default: 0]) }),
+                        "an event was not appended on its user's worker: positions taken \(taken), held \(held)")
 
                 let consume = LedgerCommand.consume(paymentSeq: "P-1", userId: "u-1", purchaseToken: "tok-P-1", time: nil)
                 let consumed = try await withThrowingTaskGroup(of: CommandOutcome.Status.self) { tasks in
@@ -180,16 +183,97 @@ extension HeavyReliabilityTests {
                 let answers = try coordinator.ingest(lines)
                 #expect(answers.map(\.status) == [.recorded, .recorded, .rejected], "\(answers)")
                 #expect(answers.last?.error?.code == .userInvalid, "\(answers)")
-                #expect(try coordinator.count("SELECT count(*) FROM ledger.events WHERE position < 281474976710656") == 0,
-                        "an event was appended on the coordinator")
+                #expect(try Self.positionsTaken(cluster)[0] == 0, "an event was appended on the coordinator")
                 let report = try ProjectionVerifier(connection: coordinator).verify()
                 #expect(report.isEqual, "\(report.differences)")
             }
         }
 
-        /// One Google purchase token recorded by two users, first on the second worker, whose range
-        /// of positions is the higher, then on the first worker: the token stays with the first
-        /// payment, whose user the registry names, and the second payment's event says so
+        /// A user's commands run on three nodes: a purchase on the worker that does not hold the
+        /// user's shard (a client connected there), a consume through the coordinator, a refund
+        /// on that other worker again (as a refund routed by `''` runs on the worker of `''`'s
+        /// shard when its payment's owner was not known yet). Each event takes the transaction id
+        /// and a position of the node that stores it, the user's worker
+        /// (`ledger.event_on_owner_node`), so the user's events are in one node group's order,
+        /// which the readers follow: the catch-up reader and the webhooks' queue of the user have
+        /// the purchase, the consume and the refund in that order. When each took the range of the
+        /// node that ran it, the consume held the lowest position (the coordinator's range) and
+        /// was first in the webhooks' queue, before the purchase it consumed.
+        @Test(.enabled(if: PrivateCluster.citusAsked, "a Citus state: scripts/dev test runs it with LEDGER_TEST_CITUS=1"))
+        func aUsersEventsAreInItsNodesOrderWhereverItsCommandsRun() async throws {
+            try await Self.withWorkersAppending { cluster, coordinator in
+                // An endpoint first: a new one starts at the log's end.
+                let ledger = Ledger(databaseURL: cluster.conninfo, poolSize: 1)
+                let (endpoint, _) = try await ledger.addWebhook(url: "http://127.0.0.1:9/unreachable")
+                let home = try Self.placedOn(coordinator, "ledger.events", "u-1")
+                let elsewhere = try #require(cluster.workers.first { $0.port != home }).connect()
+                defer { elsewhere.close() }
+                #expect(try elsewhere.executeBatch([try Self.purchase(user: "u-1", seq: "P-1", transaction: "t-1")]).map(\.status) == [.recorded])
+                #expect(try coordinator.executeBatch([.consume(paymentSeq: "P-1", userId: "u-1", purchaseToken: "tok-P-1", time: nil)])
+                    .map(\.status) == [.consumed])
+                #expect(try elsewhere.executeBatch([.refund(paymentSeq: "P-1", time: nil, reason: nil)]).map(\.status) == [.recorded])
+
+                let order = ["PurchaseRecorded", "PaymentConsumed", "PaymentRefunded"]
+                let group = try coordinator.count("SELECT groupid FROM pg_dist_node WHERE nodeport = \(home) AND noderole = 'primary'")
+                let events = try coordinator.query("SELECT type, position >> 48 AS g FROM ledger.events ORDER BY position")
+                #expect(try events.map { try $0.decode("type", as: String.self) } == order)
+                #expect(try events.map { try $0.decode("g", as: Int.self) } == [group, group, group],
+                        "an event took the range of the node that ran its command")
+
+                var reader = CatchUpReader()
+                #expect(try reader.next(on: coordinator).map(\.type) == order)
+
+                #expect(try await WebhookDispatcher(ledger: ledger).dispatchAll() >= 3)
+                await ledger.close()
+                let queued = try coordinator.query("""
+                    SELECT args->>'type' AS type FROM ledger.jobs
+                     WHERE kind = 'webhook.delivery' AND queue = \("webhook:\(endpoint.id):u-1") AND args->>'eventId' LIKE 'event:%'
+                     ORDER BY queue_position, id
+                    """).map { try $0.decode("type", as: String.self) }
+                #expect(queued == order, "the user's webhooks are queued out of order")
+                let report = try ProjectionVerifier(connection: coordinator).verify()
+                #expect(report.isEqual, "\(report.differences)")
+            }
+        }
+
+        /// How many positions of its range each node of `cluster` has handed out
+        /// (`ledger.events_position_seq` on the node: the first is its group × 2^48 + 1), by node
+        /// group.
+        static func positionsTaken(_ cluster: PrivateCluster) throws -> [Int: Int64] {
+            var taken: [Int: Int64] = [:]
+            for node in [cluster] + cluster.workers {
+                let c = try node.connect()
+                defer { c.close() }
+                let row = try c.query("""
+                    SELECT (SELECT groupid FROM pg_dist_local_group) AS g,
+                           CASE WHEN is_called THEN last_value ELSE last_value - 1 END
+                             - ((SELECT groupid FROM pg_dist_local_group)::bigint << 48) AS taken
+                      FROM ledger.events_position_seq
+                    """)[0]
+                taken[try row.decode("g", as: Int.self)] = try row.decode("taken", as: Int64.self)
+            }
+            return taken
+        }
+
+        /// A user whose shard of the log `worker` holds: the first of `u-1`, `u-2`, … placed there.
+        static func user(on worker: PrivateCluster, _ coordinator: Connection) throws -> String {
+            for n in 1...100 where try placedOn(coordinator, "ledger.events", "u-\(n)") == worker.port { return "u-\(n)" }
+            throw TestSetupError("none of u-1 … u-100 is placed on the worker on port \(worker.port)")
+        }
+
+        /// How many events each node group's range holds (`position >> 48`).
+        static func positionsHeld(_ coordinator: Connection) throws -> [Int: Int64] {
+            var held: [Int: Int64] = [:]
+            for row in try coordinator.query("SELECT (position >> 48)::int AS g, count(*) AS n FROM ledger.events GROUP BY 1") {
+                held[try row.decode("g", as: Int.self)] = try row.decode("n", as: Int64.self)
+            }
+            return held
+        }
+
+        /// One Google purchase token recorded by two users, first by a user of the second worker,
+        /// whose range of positions is the higher, then by a user of the first worker (an event's
+        /// position is its user's node's, `ledger.event_on_owner_node`): the token stays with the
+        /// first payment, whose user the registry names, and the second payment's event says so
         /// (`purchaseTokenClaimed: false`, `ledger.payment_token_claim`). `verify` replays the log
         /// in the order of positions, which meets the second payment first, and is equal. Without
         /// the mark the replay gives the token to the second user: `verify` names `token_keys`
@@ -200,15 +284,16 @@ extension HeavyReliabilityTests {
             try await Self.withWorkersAppending { cluster, coordinator in
                 let first = try cluster.workers[1].connect(), second = try cluster.workers[0].connect()
                 defer { [first, second].forEach { $0.close() } }
-                #expect(try first.executeBatch([try Self.googlePurchase(user: "u-1", seq: "G-1", token: "shared")]).map(\.status) == [.recorded])
-                #expect(try second.executeBatch([try Self.googlePurchase(user: "u-2", seq: "G-2", token: "shared")]).map(\.status) == [.recorded])
+                let one = try Self.user(on: cluster.workers[1], coordinator), two = try Self.user(on: cluster.workers[0], coordinator)
+                #expect(try first.executeBatch([try Self.googlePurchase(user: one, seq: "G-1", token: "shared")]).map(\.status) == [.recorded])
+                #expect(try second.executeBatch([try Self.googlePurchase(user: two, seq: "G-2", token: "shared")]).map(\.status) == [.recorded])
                 let order = try coordinator.query("SELECT data->>'paymentSeq' AS seq FROM ledger.events ORDER BY position")
                     .map { try $0.decode("seq", as: String.self) }
                 #expect(order == ["G-2", "G-1"], "the second payment holds the lower position")
-                #expect(try coordinator.count("SELECT count(*) FROM ledger.token_keys WHERE user_id = 'u-1'") == 1)
+                #expect(try coordinator.count("SELECT count(*) FROM ledger.token_keys WHERE user_id = '\(one)'") == 1)
                 #expect(try coordinator.count("SELECT count(*) FROM ledger.token_keys") == 1)
                 #expect(try coordinator.count("""
-                    SELECT count(*) FROM ledger.events WHERE user_id = 'u-2' AND data->>'purchaseTokenClaimed' = 'false'
+                    SELECT count(*) FROM ledger.events WHERE user_id = '\(two)' AND data->>'purchaseTokenClaimed' = 'false'
                     """) == 1)
                 #expect(try coordinator.keyRegistryAgreement()["token_keys"]?.disagreeing == 0)
                 let report = try ProjectionVerifier(connection: coordinator).verify()
@@ -217,11 +302,15 @@ extension HeavyReliabilityTests {
         }
 
         /// A product declared on a worker, then declared again with another price through the
-        /// coordinator: the later declaration holds the lower position (the coordinator's range is
+        /// coordinator, as a release before the appends on the owner's node appended them (each
+        /// event in the range of the node that ran its command: the column `tx` given its old
+        /// default): the later declaration holds the lower position (the coordinator's range is
         /// below the workers'), and the live table and a replay both keep it. The replay picks a
         /// product's latest declaration by its stream's version, not by position: by position
         /// `verify` named `products.price` (the replay kept the first price; found on the dev
-        /// cluster, 2026-12-07).
+        /// cluster, 2026-12-07). Then `ledger.install_appends_on_owner_nodes`, as the next
+        /// `ledger migrate` runs it, and a third declaration through the coordinator: it takes a
+        /// position of the node that holds it, above the first, and stands too.
         @Test(.enabled(if: PrivateCluster.citusAsked, "a Citus state: scripts/dev test runs it with LEDGER_TEST_CITUS=1"))
         func aProductsLatestDeclarationStandsWhenItHoldsTheLowerPosition() async throws {
             try await Self.withWorkersAppending { cluster, coordinator in
@@ -231,13 +320,21 @@ extension HeavyReliabilityTests {
                     LedgerCommand.product(storeCode: .googlePlay, productId: "gems", productType: .consumable,
                                           price: price, currency: "USD")
                 }
+                try coordinator.execute("ALTER TABLE ledger.events ALTER COLUMN tx SET DEFAULT pg_current_xact_id()")
                 #expect(try worker.executeBatch([declare("1.99")]).map(\.status) == [.recorded])
                 #expect(try coordinator.executeBatch([declare("2.99")]).map(\.status) == [.recorded])
-                let prices = try coordinator.query("SELECT data->>'price' AS price FROM ledger.events ORDER BY position")
-                    .map { try $0.decode("price", as: String.self) }
-                #expect(prices == ["2.99", "1.99"], "the later declaration holds the lower position")
+                let prices = { try coordinator.query("SELECT data->>'price' AS price FROM ledger.events ORDER BY position")
+                    .map { try $0.decode("price", as: String.self) } }
+                #expect(try prices() == ["2.99", "1.99"], "the later declaration holds the lower position")
                 #expect(try coordinator.count("SELECT count(*) FROM ledger.products WHERE price = 2.99") == 1)
-                let report = try ProjectionVerifier(connection: coordinator).verify()
+                var report = try ProjectionVerifier(connection: coordinator).verify()
+                #expect(report.isEqual, "\(report.differences)")
+
+                #expect(try coordinator.query("SELECT ledger.install_appends_on_owner_nodes() AS changed")[0].decode("changed", as: Bool.self))
+                #expect(try coordinator.executeBatch([declare("3.99")]).map(\.status) == [.recorded])
+                #expect(try prices() == ["2.99", "1.99", "3.99"])
+                #expect(try coordinator.count("SELECT count(*) FROM ledger.products WHERE price = 3.99") == 1)
+                report = try ProjectionVerifier(connection: coordinator).verify()
                 #expect(report.isEqual, "\(report.differences)")
             }
         }

@@ -80,8 +80,10 @@ BEGIN
     -- `ledger migrate` makes each worker's scratch tables so too (ledger.spans_scratch_on). The
     -- entry point runs on the user's worker (ledger.execute_user_commands), a call made outside
     -- a transaction block, as the library makes it. Once each, also on a ledger distributed
-    -- before they existed.
+    -- before they existed. So too the appends on the owner's node
+    -- (ledger.install_appends_on_owner_nodes).
     IF EXISTS (SELECT FROM pg_dist_partition WHERE logicalrelid = 'ledger.events'::regclass) THEN
+        PERFORM ledger.install_appends_on_owner_nodes();
         FOR p IN SELECT f.name, f.forced
                    FROM (VALUES ('ledger.node_read_horizon(text)', false),
                                 ('ledger.hold_writers_gate(text)', true),

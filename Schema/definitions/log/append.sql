@@ -8,9 +8,10 @@
 -- registries' to keep: every stream's name is made of a key they hold or of its owner, and the
 -- commands ask them before they append (ledger.chain_breaks reports a name under two owners). A
 -- stream changes owners only when a parked notification is released: ledger.release_parked
--- moves its row first. On a Citus cluster it appends on the node that runs the command, the
--- user's worker when the entry point is pushed down (ledger.execute_user_commands), with that
--- node's transaction id and a position from its range (ledger.read_horizons).
+-- moves its row first. On a Citus cluster the event is stored on the owner's worker, with that
+-- node's transaction id and a position from its range, whichever node runs the command
+-- (ledger.event_on_owner_node, ledger.read_horizons); the entry point pushed down runs it on that
+-- worker (ledger.execute_user_commands), where the statements are local.
 CREATE OR REPLACE FUNCTION ledger.append(p_stream text, p_type text, p_data jsonb, p_occurred_at timestamptz,
                               p_expected_version integer DEFAULT NULL, p_user_id text DEFAULT NULL)
 RETURNS bigint

@@ -1,11 +1,13 @@
 -- The catch-up readers' horizons, one per node group whose transactions append to the log: the
 -- readers keep a checkpoint per group and read a group's events below its horizon alone.
 --
--- An event's `tx` is the id of its appending transaction on the node that ran it, and its
--- position comes from that node's range of the log's identity: Citus gives node group g the
--- values from g * 2^48 + 1, and the coordinator (group 0, like one server) those below 2^48. So
--- `position >> 48` names the node whose ids `tx` is in, and the order (tx, position) holds within
--- a group only: two nodes' ids are unrelated.
+-- An event's `tx` is the id of its appending transaction on the node that holds it (on a
+-- distributed log the owner's worker, whichever node ran the command: ledger.event_on_owner_node;
+-- on a log distributed by an earlier release, the node that ran it), and its position comes from
+-- that node's range of the log's identity: Citus gives node group g the values from g * 2^48 + 1,
+-- and the coordinator (group 0, like one server) those below 2^48. So `position >> 48` names the
+-- node whose ids `tx` is in, and the order (tx, position) holds within a group only: two nodes'
+-- ids are unrelated.
 --
 -- One row per group. Group 0's comes first, with its horizon, ledger.read_horizon(). On a Citus
 -- coordinator a row for each worker group follows, horizon null: a worker's horizon is computed

@@ -15,19 +15,25 @@ import Postgres
 /// stream may arrive out of version order. The price is latency: an event waits until every
 /// transaction that was running when it was appended has ended, in any database of the server.
 ///
-/// On a Citus coordinator the horizon also stays below every transaction that Citus has
-/// committed there but may not have committed on a worker yet (its 2PC records): `tx` is the id
-/// of the appending transaction on the node that ran it, and a statement on the distributed log
-/// would evaluate `pg_current_snapshot()` on each worker, in that worker's ids. So a read is two
-/// kinds of statement: the horizons, computed on each node (`ledger.read_horizons()`), then the
-/// events below them.
+/// On a Citus cluster each node's horizon is computed on that node: `tx` is an id of the node
+/// that holds the event, and a statement on the distributed log would evaluate
+/// `pg_current_snapshot()` on each worker, in that worker's ids. A transaction that Citus
+/// committed on the node that ran it and not yet on the event's node is still prepared there, and
+/// holds that node's horizon below its id; the horizon also stays below the transactions a node
+/// committed but may not have committed on another yet (its 2PC records), which kept the events a
+/// log distributed by an earlier release appended with the id of the node that ran them. So a
+/// read is two kinds of statement: the horizons, computed on each node
+/// (`ledger.read_horizons()`), then the events below them.
 ///
 /// Two nodes' transaction ids are unrelated, so the order is one per *node group*: the group
-/// whose transaction appended the event, `position >> 48` (Citus gives group g the log's
-/// positions from g × 2^48 + 1; the coordinator and one server are group 0). The reader keeps a
-/// checkpoint per group and reads each group below that group's horizon; a read takes the groups
-/// in turn, so that a busy one does not starve the others. Within a group the order above
-/// holds; across groups there is none (docs/scale-out.md, "Readers on a cluster").
+/// of the node that holds the event, `position >> 48` (Citus gives group g the log's positions
+/// from g × 2^48 + 1; the coordinator and one server are group 0). On a distributed log an event
+/// takes the transaction id and a position of its owner's worker, whichever node ran the command
+/// (`ledger.event_on_owner_node`), so a user's events are in one group's order until the
+/// rebalancer moves the user's shards. The reader keeps a checkpoint per group and reads each
+/// group below that group's horizon; a read takes the groups in turn, so that a busy one does
+/// not starve the others. Within a group the order above holds; across groups there is none
+/// (docs/scale-out.md, "Readers on a cluster").
 public struct CatchUpReader: Sendable {
     /// A place in one node group's order: the last event of the group read. `.start` is before
     /// every event of group 0 (one server's only group).

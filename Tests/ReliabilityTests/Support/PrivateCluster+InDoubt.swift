@@ -15,7 +15,14 @@ extension PrivateCluster {
     /// `data` is the event's JSON; the hashes are placeholders (no chain is checked). Returns the
     /// event's position and `tx`. Run it with Citus's recovery off, or it commits the event within
     /// its interval.
-    func commitOnTheCoordinatorOnly(owner: String, stream: String, type: String, data: String) throws -> (position: Int64, tx: String) {
+    ///
+    /// With `onTheOwnersNode`, the event is appended as a distributed log's appends are now
+    /// (`ledger.event_on_owner_node`): its `tx` and position are the worker's, given by the
+    /// shard's trigger in the prepared transaction, and the coordinator's transaction only
+    /// writes the record. Without it, as a release before that appended: the coordinator's
+    /// transaction id and a position of the coordinator's range, which the trigger leaves alone.
+    func commitOnTheCoordinatorOnly(owner: String, stream: String, type: String, data: String,
+                                    onTheOwnersNode: Bool = false) throws -> (position: Int64, tx: String) {
         let coordinator = try connect()
         defer { coordinator.close() }
         let placement = try coordinator.query("""
@@ -38,15 +45,26 @@ extension PrivateCluster {
         let tx = try ids.decode("tx", as: String.self), position: Int64 = try ids.decode("position")
         let gid = "citus_0_\(try ids.decode("pid", as: Int32.self))_\(position)_0"
         try worker.executeScript(unsafeSQL: "BEGIN")
-        try worker.execute("""
-            INSERT INTO \(identifier: "ledger").\(identifier: "events_\(shard)")
-                   (position, stream, version, type, data, occurred_at, prev_hash, hash, user_id, tx)
-            OVERRIDING SYSTEM VALUE
-            VALUES (\(position), \(stream), 1, \(type), \(data)::jsonb, now(), '\\x', '\\x00', \(owner), \(tx)::xid8)
-            """)
+        var appended = (position: position, tx: tx)
+        if onTheOwnersNode {
+            let row = try worker.query("""
+                INSERT INTO \(identifier: "ledger").\(identifier: "events_\(shard)")
+                       (stream, version, type, data, occurred_at, prev_hash, hash, user_id, tx)
+                VALUES (\(stream), 1, \(type), \(data)::jsonb, now(), '\\x', '\\x00', \(owner), '0')
+                RETURNING position, tx::text AS tx
+                """)[0]
+            appended = (try row.decode("position"), try row.decode("tx"))
+        } else {
+            try worker.execute("""
+                INSERT INTO \(identifier: "ledger").\(identifier: "events_\(shard)")
+                       (position, stream, version, type, data, occurred_at, prev_hash, hash, user_id, tx)
+                OVERRIDING SYSTEM VALUE
+                VALUES (\(position), \(stream), 1, \(type), \(data)::jsonb, now(), '\\x', '\\x00', \(owner), \(tx)::xid8)
+                """)
+        }
         try worker.executeScript(unsafeSQL: "PREPARE TRANSACTION '\(gid)'")  // gid: digits and underscores
         try coordinator.query("INSERT INTO pg_dist_transaction (groupid, gid, outer_xid) VALUES (\(group), \(gid), '0')")
         try coordinator.executeScript(unsafeSQL: "COMMIT")
-        return (position, tx)
+        return appended
     }
 }

@@ -48,8 +48,8 @@ final class PrivateCluster: @unchecked Sendable {
     ///
     /// With `citus`, the cluster is a Citus coordinator with two workers of their own, each a
     /// cluster like it, and the migration distributes the ledger on them (as `ledger migrate`
-    /// does on any coordinator with workers). `nextTransactionID` moves the coordinator's
-    /// counter: the log's `tx` is the coordinator's transaction id. Citus's recovery of prepared
+    /// does on any coordinator with workers). `nextTransactionID` moves every node's counter: the
+    /// log's `tx` is the transaction id of the worker that holds the event. Citus's recovery of prepared
     /// transactions runs every second, as docs/scale-out.md advises for the readers.
     static func with<T>(settings: [String] = [], nextTransactionID: UInt32? = nil, citus: Bool = false,
                         _ body: (PrivateCluster) async throws -> T) async throws -> T {
@@ -71,9 +71,11 @@ final class PrivateCluster: @unchecked Sendable {
         try Migrator().migrate(connection)
         connection.close()
         if let nextTransactionID {
-            try cluster.stop()
-            try cluster.setNextTransactionID(nextTransactionID)
-            try cluster.start()
+            for node in [cluster] + cluster.workers {
+                try node.stop()
+                try node.setNextTransactionID(nextTransactionID)
+                try node.start()
+            }
         }
         return try await body(cluster)
     }
