@@ -52,6 +52,26 @@ struct RefusalTests {
         }
     }
 
+    /// The command functions are granted to the writers' role, and a backend may call them in
+    /// SQL: one called without its time (the library always gives one) fails naming the time and
+    /// the stream, and writes nothing. It failed on the stream's hash, a null, naming no field.
+    @Test func aCommandFunctionCalledWithoutItsTimeNamesItAndWritesNothing() async throws {
+        try await TestDatabase.with { db in
+            try db.withConnection { c throws in
+                #expect(try c.run(.record(Fixture.consumable("P-20"), kind: .purchase)).status == .recorded)
+                let before = try LedgerSnapshot(c)
+                do {
+                    try c.execute("SELECT ledger.refund('P-20', NULL, NULL)")
+                    Issue.record("a refund without its time was accepted")
+                } catch {
+                    #expect("\(error)".contains("occurred_at is null") && "\(error)".contains("payment:P-20"), "\(error)")
+                }
+                #expect(try LedgerSnapshot(c) == before, "a refused call wrote something")
+                #expect(try c.count("SELECT count(*) FROM ledger.payments WHERE refunded_at IS NOT NULL") == 0)
+            }
+        }
+    }
+
     @Test func lineageOfAnotherUserOrProductIsRefused() async throws {
         try await TestDatabase.with { db in
             try db.withConnection { c throws in

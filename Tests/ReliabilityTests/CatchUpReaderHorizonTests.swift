@@ -153,18 +153,7 @@ extension HeavyReliabilityTests {
 
                 // The coordinator's xmin is past the in-doubt transaction now; the event is not visible.
                 #expect(try reader.query("SELECT pg_snapshot_xmin(pg_current_snapshot()) > \(tx)::xid8 AS past")[0].decode("past", as: Bool.self))
-                #expect(try reader.count("SELECT count(*) FROM ledger.events WHERE position = \(position)") == 0)
-                var follower = CatchUpReader()
-                #expect(try follower.next(on: reader).map(\.position) == [before], "read past a transaction still prepared on a worker")
-                let ledger = Ledger(databaseURL: cluster.conninfo, poolSize: 1)
-                #expect(try await ledger.events(after: 0, limit: 10).events.map(\.position) == [before])
-
-                // Citus's recovery commits it on the worker and removes the record.
-                #expect(try coordinator.query("SELECT recover_prepared_transactions() AS n")[0].decode("n", as: Int.self) == 1)
-                #expect(try coordinator.count("SELECT count(*) FROM pg_dist_transaction") == 0)
-                #expect(try follower.next(on: reader).map(\.position) == [position, after])
-                #expect(try await ledger.events(after: before, limit: 10).events.map(\.position) == [position, after])
-                await ledger.close()
+                try await Self.expectWaitedFor(position, before: before, after: after, cluster, coordinator, reader)
             }
         }
 
@@ -193,18 +182,26 @@ extension HeavyReliabilityTests {
                 // The worker's horizon is not past the prepared transaction; the event is not visible.
                 let horizon = try #require(try CatchUpReader.horizons(on: reader).first { $0.group == group }?.horizon)
                 #expect(horizon <= (try #require(UInt64(tx))), "the worker's horizon \(horizon) is past the prepared \(tx)")
-                #expect(try reader.count("SELECT count(*) FROM ledger.events WHERE position = \(position)") == 0)
-                var follower = CatchUpReader()
-                #expect(try follower.next(on: reader).map(\.position) == [before], "read past a transaction still prepared on its worker")
-                let ledger = Ledger(databaseURL: cluster.conninfo, poolSize: 1)
-                #expect(try await ledger.events(after: 0, limit: 10).events.map(\.position) == [before])
-
-                #expect(try coordinator.query("SELECT recover_prepared_transactions() AS n")[0].decode("n", as: Int.self) == 1)
-                #expect(try coordinator.count("SELECT count(*) FROM pg_dist_transaction") == 0)
-                #expect(try follower.next(on: reader).map(\.position) == [position, after])
-                #expect(try await ledger.events(after: before, limit: 10).events.map(\.position) == [position, after])
-                await ledger.close()
+                try await Self.expectWaitedFor(position, before: before, after: after, cluster, coordinator, reader)
             }
+        }
+
+        /// The in-doubt event at `position`, between `before` and `after`: not visible; the reader
+        /// and the feed return `before` alone; once Citus's recovery (off until then) commits it
+        /// on its worker and removes the record, both return it and `after`, in that order.
+        static func expectWaitedFor(_ position: Int64, before: Int64, after: Int64, _ cluster: PrivateCluster,
+                                    _ coordinator: Connection, _ reader: Connection) async throws {
+            #expect(try reader.count("SELECT count(*) FROM ledger.events WHERE position = \(position)") == 0)
+            var follower = CatchUpReader()
+            #expect(try follower.next(on: reader).map(\.position) == [before], "read past a transaction still prepared on a worker")
+            let ledger = Ledger(databaseURL: cluster.conninfo, poolSize: 1)
+            #expect(try await ledger.events(after: 0, limit: 10).events.map(\.position) == [before])
+
+            #expect(try coordinator.query("SELECT recover_prepared_transactions() AS n")[0].decode("n", as: Int.self) == 1)
+            #expect(try coordinator.count("SELECT count(*) FROM pg_dist_transaction") == 0)
+            #expect(try follower.next(on: reader).map(\.position) == [position, after])
+            #expect(try await ledger.events(after: before, limit: 10).events.map(\.position) == [position, after])
+            await ledger.close()
         }
 
         /// Writers on every node of the cluster: the coordinator and both workers append, each

@@ -23,6 +23,12 @@ DECLARE
     v_pos     bigint;
     v_owner   text := ledger.event_owner(p_data, p_user_id);
 BEGIN
+    -- A command function called without its time (the library always gives one: now when a
+    -- line has none) would otherwise fail on the stream's hash, a null, naming no field.
+    IF p_occurred_at IS NULL THEN
+        RAISE EXCEPTION 'the event % of stream % has no time: occurred_at is null', p_type, p_stream
+            USING ERRCODE = 'not_null_violation', HINT = 'Give the command its time (p_time).';
+    END IF;
     SELECT version, head_hash INTO v_version, v_prev
       FROM ledger.streams WHERE user_id = v_owner AND stream = p_stream FOR UPDATE;
     IF NOT FOUND THEN
