@@ -719,22 +719,49 @@ citus_append_projected() {
         psql "$3" -Atq -v ON_ERROR_STOP=1 -f "$CITUS_HOME/appended.sql" >/dev/null
 }
 
+# The rows of table $3 of the ledger at conninfo $1 as JSON ($2), sorted; with $4 = 1, each
+# "…position" field's number replaced by "stream#version" of the event at that position.
+citus_ledger_rows() {
+    if [ "$4" = 1 ]; then
+        python3 -c '
+import json, subprocess, sys
+url, row, table = sys.argv[1:4]
+def q(sql):
+    return subprocess.run(["psql", url, "-Atq", "-c", sql], check=True, capture_output=True, text=True).stdout.splitlines()
+events = dict(line.split("|", 1) for line in q("SELECT position, stream || chr(35) || version FROM ledger.events"))
+out = []
+for line in q(f"SELECT ({row})::text FROM ledger.{table} t"):
+    r = json.loads(line)
+    for k, v in r.items():
+        if k.endswith("position") and isinstance(v, int):
+            r[k] = events.get(str(v), f"no event at {v}")
+    out.append(json.dumps(r, sort_keys=True))
+print("\n".join(sorted(out)))
+' "$1" "$2" "$3"
+    else
+        psql "$1" -Atqc "SELECT ($2)::text FROM ledger.$3 t ORDER BY 1"
+    fi
+}
+
 # Every projection table and registry of two ledgers (one server's tables, then a distributed
 # one) holds the same rows, the time each payment was recorded aside; with $3 = "without
 # positions", the positions in the log of the events that wrote them aside too (a set appends its
 # events round by round on one server, in input order on the cluster: the same events, in
-# another order, which the caller compares by stream and version).
+# another order, which the caller compares by stream and version). Otherwise each position is
+# compared as the event it names (its stream and version): the same events have other positions
+# on the cluster, each taken on its owner's worker (ledger.event_on_owner_node).
 CITUS_COMPARED_TABLES="payments lineages auto_renew_changes entitled_spans lineage_states restores billing_states notifications
     products account_links payment_aliases payment_keys transaction_keys lineage_keys token_keys notification_keys"
 citus_compare_ledgers() {
-    local t ok=0 row="to_jsonb(t) - 'recorded_at'"
+    local t ok=0 row="to_jsonb(t) - 'recorded_at'" as_events=1
     if [ "${3:-}" = "without positions" ]; then
+        as_events=0
         row="$row - '$(psql "$1" -Atqc "SELECT array_agg(DISTINCT column_name::text) FROM information_schema.columns
                                          WHERE table_schema = 'ledger' AND column_name LIKE '%position'")'::text[]"
     fi
     for t in $CITUS_COMPARED_TABLES; do
-        if ! diff <(psql "$1" -Atqc "SELECT ($row)::text FROM ledger.$t t ORDER BY 1") \
-                  <(psql "$2" -Atqc "SELECT ($row)::text FROM ledger.$t t ORDER BY 1") >"$CITUS_HOME/projection.diff"; then
+        if ! diff <(citus_ledger_rows "$1" "$row" "$t" "$as_events") \
+                  <(citus_ledger_rows "$2" "$row" "$t" "$as_events") >"$CITUS_HOME/projection.diff"; then
             echo "Citus: ledger.$t differs between one server and the distributed ledger (< one server, > distributed):" >&2
             head -6 "$CITUS_HOME/projection.diff" >&2
             ok=1
