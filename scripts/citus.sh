@@ -719,25 +719,23 @@ citus_append_projected() {
         psql "$3" -Atq -v ON_ERROR_STOP=1 -f "$CITUS_HOME/appended.sql" >/dev/null
 }
 
-# The rows of table $3 of the ledger at conninfo $1 as JSON ($2), sorted; with $4 = 1, each
-# "…position" field's number replaced by "stream#version" of the event at that position.
+# The rows of table $3 of the ledger at conninfo $1 as JSON ($2), sorted; with $4 a file of
+# "position|stream#version" lines (the ledger's events, read once a ledger), each "…position"
+# field's number replaced by the event at that position.
 citus_ledger_rows() {
-    if [ "$4" = 1 ]; then
-        python3 -c '
-import json, subprocess, sys
-url, row, table = sys.argv[1:4]
-def q(sql):
-    return subprocess.run(["psql", url, "-Atq", "-c", sql], check=True, capture_output=True, text=True).stdout.splitlines()
-events = dict(line.split("|", 1) for line in q("SELECT position, stream || chr(35) || version FROM ledger.events"))
+    if [ -n "${4:-}" ]; then
+        psql "$1" -Atqc "SELECT ($2)::text FROM ledger.$3 t" | python3 -c '
+import json, sys
+events = dict(line.rstrip("\n").split("|", 1) for line in open(sys.argv[1]))
 out = []
-for line in q(f"SELECT ({row})::text FROM ledger.{table} t"):
+for line in sys.stdin:
     r = json.loads(line)
     for k, v in r.items():
         if k.endswith("position") and isinstance(v, int):
             r[k] = events.get(str(v), f"no event at {v}")
     out.append(json.dumps(r, sort_keys=True))
 print("\n".join(sorted(out)))
-' "$1" "$2" "$3"
+' "$4"
     else
         psql "$1" -Atqc "SELECT ($2)::text FROM ledger.$3 t ORDER BY 1"
     fi
@@ -753,15 +751,18 @@ print("\n".join(sorted(out)))
 CITUS_COMPARED_TABLES="payments lineages auto_renew_changes entitled_spans lineage_states restores billing_states notifications
     products account_links payment_aliases payment_keys transaction_keys lineage_keys token_keys notification_keys"
 citus_compare_ledgers() {
-    local t ok=0 row="to_jsonb(t) - 'recorded_at'" as_events=1
+    local t ok=0 row="to_jsonb(t) - 'recorded_at'" events1="" events2=""
     if [ "${3:-}" = "without positions" ]; then
-        as_events=0
         row="$row - '$(psql "$1" -Atqc "SELECT array_agg(DISTINCT column_name::text) FROM information_schema.columns
                                          WHERE table_schema = 'ledger' AND column_name LIKE '%position'")'::text[]"
+    else
+        events1="$CITUS_HOME/events1.map" events2="$CITUS_HOME/events2.map"
+        psql "$1" -Atqc "SELECT position || '|' || stream || '#' || version FROM ledger.events" >"$events1" || return 1
+        psql "$2" -Atqc "SELECT position || '|' || stream || '#' || version FROM ledger.events" >"$events2" || return 1
     fi
     for t in $CITUS_COMPARED_TABLES; do
-        if ! diff <(citus_ledger_rows "$1" "$row" "$t" "$as_events") \
-                  <(citus_ledger_rows "$2" "$row" "$t" "$as_events") >"$CITUS_HOME/projection.diff"; then
+        if ! diff <(citus_ledger_rows "$1" "$row" "$t" "$events1") \
+                  <(citus_ledger_rows "$2" "$row" "$t" "$events2") >"$CITUS_HOME/projection.diff"; then
             echo "Citus: ledger.$t differs between one server and the distributed ledger (< one server, > distributed):" >&2
             head -6 "$CITUS_HOME/projection.diff" >&2
             ok=1

@@ -18,10 +18,10 @@ final class RebuildWriters: @unchecked Sendable {
     private let maxIterations: Int
     private let deadline: Date
 
-    /// `seconds` bounds a writer that nobody stops (a test that ended early); a test stops them
-    /// itself. 300 s was too short: in a CI run (2026-12-08) the whole suite ran at once and the
-    /// rebuild under load took most of them, the writers ended by the clock before its swap, and
-    /// the test found nothing to catch up and no writer after it.
+    /// `seconds` bounds a writer that nobody stops (a test that ends early); a test stops them
+    /// itself. The bound is well above a rebuild under the whole suite's load (in CI, several
+    /// minutes), or the writers end by the clock before its swap and the test finds nothing to
+    /// catch up and no writer after it.
     init(_ database: TestDatabase, count: Int, maxIterations: Int = 100_000, seconds: TimeInterval = 1_200) {
         self.database = database
         self.count = count

@@ -54,7 +54,7 @@ struct RefusalTests {
 
     /// The command functions are granted to the writers' role, and a backend may call them in
     /// SQL: one called without its time (the library always gives one) fails naming the time and
-    /// the stream, and writes nothing. It failed on the stream's hash, a null, naming no field.
+    /// the stream, and writes nothing, rather than failing on the stream's hash, a null, naming no field.
     @Test func aCommandFunctionCalledWithoutItsTimeNamesItAndWritesNothing() async throws {
         try await TestDatabase.with { db in
             try db.withConnection { c throws in

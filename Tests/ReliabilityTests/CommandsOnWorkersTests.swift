@@ -196,9 +196,9 @@ extension HeavyReliabilityTests {
         /// and a position of the node that stores it, the user's worker
         /// (`ledger.event_on_owner_node`), so the user's events are in one node group's order,
         /// which the readers follow: the catch-up reader and the webhooks' queue of the user have
-        /// the purchase, the consume and the refund in that order. When each took the range of the
-        /// node that ran it, the consume held the lowest position (the coordinator's range) and
-        /// was first in the webhooks' queue, before the purchase it consumed.
+        /// the purchase, the consume and the refund in that order. With each event in the range of
+        /// the node that ran it, the consume holds the lowest position (the coordinator's range)
+        /// and comes first in the webhooks' queue, before the purchase it consumes.
         @Test(.enabled(if: PrivateCluster.citusAsked, "a Citus state: scripts/dev test runs it with LEDGER_TEST_CITUS=1"))
         func aUsersEventsAreInItsNodesOrderWhereverItsCommandsRun() async throws {
             try await Self.withWorkersAppending { cluster, coordinator in

@@ -1,6 +1,6 @@
 -- On a log distributed by owner, an event's `tx` and `position` are those of the node that stores
 -- it, the owner's worker, whichever node ran the command (docs/scale-out.md, "A user's events in
--- the user's node group"). Citus evaluates an insert's defaults and identity on the node that
+-- one node group"). Citus evaluates an insert's defaults and identity on the node that
 -- runs the statement, so an append run elsewhere (a refund routed by `''` that found its owner
 -- under the keys' locks, a command of a client connected to another worker, a product's
 -- declaration through the coordinator) would take that node's transaction id and range: the
